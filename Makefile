@@ -1,0 +1,43 @@
+# asyncop — kubebuilder-style targets. `make run` and `make test` are the two a newcomer needs.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: run test lint bench install deploy docker-build helm-lint clean
+
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+	$(BIN)/python -m pip install -q -e '.[test]'
+	touch $(STAMP)
+
+run: $(STAMP)
+	$(BIN)/asyncop run --embedded --install-crds --apply samples/
+
+test: $(STAMP)
+	$(BIN)/python -m pytest
+
+lint: $(STAMP)
+	$(BIN)/ruff check asyncop tests bench
+	$(BIN)/mypy
+	$(BIN)/lint-imports
+
+bench: $(STAMP)
+	$(BIN)/python bench/queue.py
+	$(BIN)/python bench/apiserver.py
+
+install: $(STAMP)
+	$(BIN)/asyncop crds | kubectl apply -f -
+
+deploy:
+	helm upgrade --install asyncop helm/asyncop
+
+docker-build:
+	docker build -t asyncop:0.1.0 .
+
+helm-lint: $(STAMP)
+	$(BIN)/python -c "print('helm-lint: not yet')"
+
+clean:
+	rm -rf $(VENV)

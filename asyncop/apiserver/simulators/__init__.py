@@ -1,0 +1,1 @@
+"""Cluster simulators: GC, namespaces, deployments, pods, services (each switchable)."""

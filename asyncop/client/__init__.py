@@ -1,0 +1,1 @@
+"""Client layer: configuration loading and the raw-JSON Kubernetes Client."""

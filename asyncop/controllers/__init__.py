@@ -1,0 +1,1 @@
+"""The bundled operators and the explicit name -> factory registry."""

@@ -1,0 +1,1 @@
+"""The asyncop runtime: clock-driven work queue, informers, controllers and the Manager."""

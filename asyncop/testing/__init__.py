@@ -1,0 +1,8 @@
+"""The public test kit: FakeClock, pytest fixtures (apiserver, client, manager), builders.
+
+Nothing in the asyncop package imports this module; tests and operator authors do.
+"""
+
+from asyncop.testing.clock import FakeClock
+
+__all__ = ["FakeClock"]
