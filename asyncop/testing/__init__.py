@@ -4,5 +4,6 @@ Nothing in the asyncop package imports this module; tests and operator authors d
 """
 
 from asyncop.testing.clock import FakeClock
+from asyncop.testing.wait import eventually
 
-__all__ = ["FakeClock"]
+__all__ = ["FakeClock", "eventually"]
