@@ -30,9 +30,9 @@ async def eventually(
         value = predicate()
         if inspect.isawaitable(value):
             value = await value
-        last = value  # type: ignore[assignment]
+        last = value
         if value:
-            return value  # type: ignore[return-value]
+            return value
         if time.monotonic() > deadline:
             raise AssertionError(f"{message} did not hold within {timeout}s (last: {last!r})")
         await asyncio.sleep(interval)
