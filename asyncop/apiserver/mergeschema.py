@@ -1,0 +1,119 @@
+"""Merge schema of built-in kinds: which lists are merged by key, which are sets.
+
+Kubernetes tags list fields of its Go types with `patchMergeKey`/`patchStrategy` (strategic
+merge patch) and `listType=map|set` (server-side apply). This module is the small, hand-written
+subset of those tags that the embedded API server needs for the kinds real clients patch
+(Pods and the pod template of workloads, Services, metadata of every kind, conditions).
+
+Invariants: a `Node` is immutable; a list field without a `Node` (or with a plain one) is
+atomic: patches and applies replace it as a whole. Unknown kinds (custom resources) get only the
+metadata rules, as custom resources have no strategic merge information here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+
+
+@dataclass(frozen=True, slots=True)
+class Node:
+    """Merge information for one field.
+
+    `fields` are the children of a struct (or of each item of a keyed list); `key` makes a
+    list of maps associative (merged item by item on that field); `set_list` makes a list of
+    scalars a set (merged by union). Neither: the value is atomic.
+    """
+
+    fields: Mapping[str, Node] = field(default_factory=lambda: MappingProxyType({}))
+    key: str | None = None
+    set_list: bool = False
+
+    def child(self, name: str) -> Node | None:
+        return self.fields.get(name)
+
+
+def _struct(**children: Node) -> Node:
+    return Node(fields=MappingProxyType(children))
+
+
+def _keyed(key: str, **children: Node) -> Node:
+    return Node(fields=MappingProxyType(children), key=key)
+
+
+SET = Node(set_list=True)
+CONDITIONS = _keyed("type")
+
+METADATA = _struct(finalizers=SET, ownerReferences=_keyed("uid"))
+
+_CONTAINER = {
+    "ports": _keyed("containerPort"),
+    "env": _keyed("name"),
+    "volumeMounts": _keyed("mountPath"),
+    "volumeDevices": _keyed("devicePath"),
+}
+
+POD_SPEC = _struct(
+    containers=_keyed("name", **_CONTAINER),
+    initContainers=_keyed("name", **_CONTAINER),
+    ephemeralContainers=_keyed("name", **_CONTAINER),
+    volumes=_keyed("name"),
+    imagePullSecrets=_keyed("name"),
+    hostAliases=_keyed("ip"),
+    topologySpreadConstraints=_keyed("topologyKey"),
+    resourceClaims=_keyed("name"),
+    schedulingGates=_keyed("name"),
+)
+
+POD_TEMPLATE = _struct(metadata=METADATA, spec=POD_SPEC)
+
+_WORKLOAD = _struct(
+    metadata=METADATA,
+    spec=_struct(template=POD_TEMPLATE),
+    status=_struct(conditions=CONDITIONS),
+)
+
+_DEFAULT = _struct(metadata=METADATA)
+
+KIND_SCHEMAS: Mapping[str, Node] = MappingProxyType(
+    {
+        "Pod": _struct(
+            metadata=METADATA,
+            spec=POD_SPEC,
+            status=_struct(
+                conditions=CONDITIONS, podIPs=_keyed("ip"), hostIPs=_keyed("ip")
+            ),
+        ),
+        "PodTemplate": _struct(metadata=METADATA, template=POD_TEMPLATE),
+        "Deployment": _WORKLOAD,
+        "ReplicaSet": _WORKLOAD,
+        "StatefulSet": _WORKLOAD,
+        "DaemonSet": _WORKLOAD,
+        "ReplicationController": _WORKLOAD,
+        "Job": _WORKLOAD,
+        "CronJob": _struct(
+            metadata=METADATA,
+            spec=_struct(jobTemplate=_struct(metadata=METADATA, spec=_struct(
+                template=POD_TEMPLATE))),
+        ),
+        "Service": _struct(
+            metadata=METADATA,
+            spec=_struct(ports=_keyed("port")),
+            status=_struct(conditions=CONDITIONS),
+        ),
+        "Namespace": _struct(metadata=METADATA, status=_struct(conditions=CONDITIONS)),
+        "Node": _struct(
+            metadata=METADATA,
+            status=_struct(conditions=CONDITIONS, addresses=_keyed("type")),
+        ),
+        "CustomResourceDefinition": _struct(
+            metadata=METADATA, status=_struct(conditions=CONDITIONS)
+        ),
+    }
+)
+
+
+def schema_for(kind: str) -> Node:
+    """The merge schema of `kind`; metadata-only for kinds without list merge rules."""
+    return KIND_SCHEMAS.get(kind, _DEFAULT)
