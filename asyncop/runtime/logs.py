@@ -1,0 +1,78 @@
+"""Logging: structlog configured once, by the program (the CLI), never on import.
+
+`configure_logging(format=..., level=...)` sets up structlog so that every line carries the
+context variables bound around it — the Controller binds `controller`, `namespace`, `name`
+and `reconcile_id` around each reconcile, so every line logged inside one carries them.
+Console rendering on a TTY, one JSON object per line otherwise (or when asked). Invariant:
+the only global state touched is structlog's own configuration; messages are constant
+strings and variables go in key fields.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+from typing import Any, Literal, TextIO
+
+import orjson
+import structlog
+
+LogFormat = Literal["console", "json"]
+
+_LEVELS = {
+    "debug": logging.DEBUG,
+    "info": logging.INFO,
+    "warning": logging.WARNING,
+    "warn": logging.WARNING,
+    "error": logging.ERROR,
+    "critical": logging.CRITICAL,
+}
+
+
+def parse_level(level: str | int) -> int:
+    """A level name (any case) or number; raises ValueError naming the valid names."""
+    if isinstance(level, int):
+        return level
+    try:
+        return _LEVELS[level.strip().lower()]
+    except KeyError:
+        raise ValueError(
+            f"unknown log level {level!r} (use one of: debug, info, warning, error)"
+        ) from None
+
+
+def _dumps(obj: Any, **_: Any) -> str:
+    return orjson.dumps(obj, default=str).decode()
+
+
+def configure_logging(
+    *,
+    format: LogFormat | None = None,
+    level: str | int = "info",
+    stream: TextIO | None = None,
+) -> None:
+    """Configure structlog; `format=None` picks console on a TTY and JSON otherwise."""
+    out = stream if stream is not None else sys.stderr
+    if format is None:
+        format = "console" if out.isatty() else "json"
+    if format not in ("console", "json"):
+        raise ValueError(f"unknown log format {format!r} (use console or json)")
+    processors: list[Any] = [
+        structlog.contextvars.merge_contextvars,
+        structlog.processors.add_log_level,
+        structlog.processors.TimeStamper(fmt="iso", utc=True),
+        structlog.processors.StackInfoRenderer(),
+    ]
+    if format == "json":
+        processors += [
+            structlog.processors.dict_tracebacks,
+            structlog.processors.JSONRenderer(serializer=_dumps),
+        ]
+    else:
+        processors.append(structlog.dev.ConsoleRenderer(colors=out.isatty()))
+    structlog.configure(
+        processors=processors,
+        wrapper_class=structlog.make_filtering_bound_logger(parse_level(level)),
+        logger_factory=structlog.PrintLoggerFactory(file=out),
+        cache_logger_on_first_use=False,
+    )
