@@ -1,0 +1,183 @@
+"""Decoding Kubernetes protobuf request bodies (k8s\\0 envelope + runtime.Unknown)."""
+
+from __future__ import annotations
+
+import base64
+
+import pytest
+
+from asyncop.apiserver.protobuf import ProtobufError, decode
+
+# ------------------------------------------------------------- a tiny test-only encoder
+
+
+def varint(n: int) -> bytes:
+    n &= (1 << 64) - 1
+    out = bytearray()
+    while True:
+        byte = n & 0x7F
+        n >>= 7
+        if n:
+            out.append(byte | 0x80)
+        else:
+            out.append(byte)
+            return bytes(out)
+
+
+def ld(number: int, payload: bytes | str) -> bytes:
+    data = payload.encode() if isinstance(payload, str) else payload
+    return varint(number << 3 | 2) + varint(len(data)) + data
+
+
+def vi(number: int, value: int) -> bytes:
+    return varint(number << 3) + varint(value)
+
+
+def entry(number: int, key: str, value: bytes | str) -> bytes:
+    return ld(number, ld(1, key) + ld(2, value))
+
+
+def envelope(api_version: str, kind: str, raw: bytes, encoding: str = "") -> bytes:
+    unknown = ld(1, ld(1, api_version) + ld(2, kind)) + ld(2, raw) + ld(3, encoding) + ld(4, "")
+    return b"k8s\x00" + unknown
+
+
+def zero_meta(**fields: bytes) -> bytes:
+    """ObjectMeta as gogo-protobuf writes it: every non-pointer field present, even if empty."""
+    meta = (
+        fields.get("name", ld(1, ""))
+        + ld(2, "")
+        + fields.get("namespace", ld(3, ""))
+        + ld(4, "")
+        + ld(5, "")
+        + ld(6, "")
+        + vi(7, 0)
+        + ld(8, vi(1, 0) + vi(2, 0))
+    )
+    return meta + fields.get("rest", b"")
+
+
+# ------------------------------------------------------------------------ tests
+
+
+def test_namespace_as_sent_by_kubectl_create_namespace() -> None:
+    raw = ld(1, zero_meta(name=ld(1, "foo"))) + ld(2, b"") + ld(3, ld(1, ""))
+    assert decode(envelope("v1", "Namespace", raw)) == {
+        "apiVersion": "v1",
+        "kind": "Namespace",
+        "metadata": {"name": "foo"},
+        "spec": {},
+        "status": {},
+    }
+
+
+def test_secret_release_storage() -> None:
+    payload = bytes(range(256))
+    meta = zero_meta(
+        name=ld(1, "sh.helm.release.v1.rel1.v1"),
+        namespace=ld(3, "default"),
+        rest=(
+            entry(11, "owner", "helm") + entry(11, "name", "rel1") + entry(11, "version", "1")
+            + entry(12, "note", "x y")
+            + ld(13, ld(1, "Deployment") + ld(3, "web") + ld(4, "u-1") + ld(5, "apps/v1")
+                 + vi(6, 1) + vi(7, 0))
+            + ld(14, "a/b") + ld(14, "c")
+        ),
+    )
+    raw = (
+        ld(1, meta) + entry(2, "release", payload) + entry(2, "empty", b"")
+        + ld(3, "helm.sh/release.v1") + entry(4, "plain", "text") + vi(5, 1)
+    )
+    obj = decode(envelope("v1", "Secret", raw))
+    assert obj == {
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "metadata": {
+            "name": "sh.helm.release.v1.rel1.v1",
+            "namespace": "default",
+            "labels": {"owner": "helm", "name": "rel1", "version": "1"},
+            "annotations": {"note": "x y"},
+            "ownerReferences": [{"kind": "Deployment", "name": "web", "uid": "u-1",
+                                 "apiVersion": "apps/v1", "controller": True,
+                                 "blockOwnerDeletion": False}],
+            "finalizers": ["a/b", "c"],
+        },
+        "data": {"release": base64.b64encode(payload).decode(), "empty": ""},
+        "type": "helm.sh/release.v1",
+        "stringData": {"plain": "text"},
+        "immutable": True,
+    }
+    assert base64.b64decode(obj["data"]["release"]) == payload
+
+
+def test_configmap_with_times_generation_and_managed_fields() -> None:
+    fields_v1 = b'{"f:data":{"f:a":{}}}'
+    managed = (ld(1, "kubectl-create") + ld(2, "Update") + ld(3, "v1")
+               + ld(4, vi(1, 1714564800)) + ld(6, "FieldsV1") + ld(7, ld(1, fields_v1)))
+    meta = (ld(1, "c1") + ld(2, "gen-") + ld(5, "uid-1") + ld(6, "42") + vi(7, 3)
+            + ld(8, vi(1, 1714564800)) + vi(10, 30) + ld(17, managed))
+    raw = ld(1, meta) + entry(2, "a", "1") + entry(3, "bin", b"\x00\xff") + vi(4, 0)
+    obj = decode(envelope("v1", "ConfigMap", raw))
+    assert obj["metadata"] == {
+        "name": "c1", "generateName": "gen-", "uid": "uid-1", "resourceVersion": "42",
+        "generation": 3, "creationTimestamp": "2024-05-01T12:00:00Z",
+        "deletionGracePeriodSeconds": 30,
+        "managedFields": [{"manager": "kubectl-create", "operation": "Update",
+                           "apiVersion": "v1", "time": "2024-05-01T12:00:00Z",
+                           "fieldsType": "FieldsV1", "fieldsV1": {"f:data": {"f:a": {}}}}],
+    }
+    assert obj["data"] == {"a": "1"}
+    assert obj["binaryData"] == {"bin": "AP8="}
+    assert obj["immutable"] is False
+
+
+def test_delete_options_and_negative_ints() -> None:
+    raw = vi(1, -1) + ld(2, ld(1, "u") + ld(2, "7")) + ld(4, "Background") + ld(5, "All")
+    assert decode(envelope("meta.k8s.io/v1", "DeleteOptions", raw)) == {
+        "apiVersion": "meta.k8s.io/v1",
+        "kind": "DeleteOptions",
+        "gracePeriodSeconds": -1,
+        "preconditions": {"uid": "u", "resourceVersion": "7"},
+        "propagationPolicy": "Background",
+        "dryRun": ["All"],
+    }
+    # Helm's DELETE of a release Secret: empty DeleteOptions
+    assert decode(envelope("v1", "DeleteOptions", b"")) == {
+        "apiVersion": "v1", "kind": "DeleteOptions"}
+
+
+def test_lease_micro_time() -> None:
+    spec = (ld(1, "pod-a") + vi(2, 15) + ld(3, vi(1, 1714564800) + vi(2, 123456000))
+            + ld(4, vi(1, 1714564810)) + vi(5, 2))
+    obj = decode(envelope("coordination.k8s.io/v1", "Lease",
+                          ld(1, zero_meta(name=ld(1, "op"))) + ld(2, spec)))
+    assert obj["spec"] == {
+        "holderIdentity": "pod-a", "leaseDurationSeconds": 15,
+        "acquireTime": "2024-05-01T12:00:00.123456Z",
+        "renewTime": "2024-05-01T12:00:10.000000Z", "leaseTransitions": 2,
+    }
+
+
+def test_unknown_fields_are_skipped() -> None:
+    raw = ld(1, zero_meta(name=ld(1, "n"))) + vi(99, 5) + ld(98, b"zz") + ld(3, "Opaque")
+    raw += varint(97 << 3 | 1) + b"\x00" * 8
+    raw += varint(96 << 3 | 5) + b"\x00" * 4
+    assert decode(envelope("v1", "Secret", raw))["type"] == "Opaque"
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        (b'{"kind":"Secret"}', "no k8s"),
+        (envelope("apps/v1", "Deployment", b""), "not supported for Deployment; send JSON"),
+        (envelope("events.k8s.io/v1", "Event", b""), "not supported for Event"),
+        (envelope("v1", "Secret", b"", encoding="gzip"), "content encoding"),
+        (envelope("v1", "Secret", ld(1, b"\x0a\x05ab")), "truncated"),
+        (b"k8s\x00\x0a", "truncated"),
+        (envelope("v1", "Secret", b"\x0b"), "wire type"),
+        (envelope("v1", "Secret", vi(3, 1)), "length-delimited"),
+    ],
+)
+def test_errors(body: bytes, message: str) -> None:
+    with pytest.raises(ProtobufError, match=message):
+        decode(body)
