@@ -1,0 +1,439 @@
+"""Client: raw-JSON REST and watch streams for any Kind over kubernetes_asyncio's ApiClient.
+
+Two ApiClients (two aiohttp sessions, two connection pools): one for ordinary calls, one
+for watches, so long-lived streams never starve reconcile traffic of pool slots. Requests
+go straight to each ApiClient's aiohttp session with orjson-encoded bytes and an explicit
+Content-Type; responses are parsed with orjson and never turned into model classes.
+
+Invariants:
+- every request has a timeout (`timeout` for calls, `timeoutSeconds + 30 s` of read silence
+  for watches), so a dead TCP connection cannot hang a caller;
+- a non-2xx answer raises the `asyncop.api.ApiError` subclass built from its Status body;
+  no HTTP answer raises `TransportError` (`RequestTimeout` for timeouts);
+- 429 is retried for every verb, 5xx and transport errors only for idempotent ones (GET,
+  PUT with a resourceVersion, DELETE, server-side apply; a refused connection is retried
+  for every verb since nothing was sent); pauses are jittered exponential backoff through
+  the Clock, or exactly `Retry-After` seconds when the server says so;
+- write listeners run after every successful write, and a failing listener never fails
+  the write.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from collections.abc import AsyncIterator, Callable
+from types import TracebackType
+from typing import Any, Literal
+
+import aiohttp
+import orjson
+import structlog
+
+from asyncop.api import ApiError, Kind, RawObject, error_from_status, object_key
+from asyncop.client.auth import Credentials
+from asyncop.client.config import ClientConfig
+from asyncop.client.errors import RequestTimeout, TransportError
+from asyncop.client.retry import Backoff, parse_retry_after
+from asyncop.client.watch import WatchEvent, parse_events
+from asyncop.clock import Clock, RealClock
+
+log = structlog.get_logger("asyncop.client")
+
+PatchType = Literal["merge", "json", "strategic", "apply"]
+WriteListener = Callable[[Kind, RawObject | None, str], None]
+
+CONTENT_TYPES: dict[str, str] = {
+    "merge": "application/merge-patch+json",
+    "json": "application/json-patch+json",
+    "strategic": "application/strategic-merge-patch+json",
+    "apply": "application/apply-patch+yaml",  # JSON is valid YAML; we always send JSON
+}
+_JSON = "application/json"
+Params = list[tuple[str, str]]
+
+
+class Client:
+    def __init__(
+        self,
+        config: ClientConfig,
+        *,
+        clock: Clock | None = None,
+        timeout: float = 30.0,
+        watch_timeout: float = 300.0,
+        max_retries: int = 5,
+        backoff: Backoff | None = None,
+        user_agent: str = "asyncop/0.1",
+        pool_size: int = 100,
+    ) -> None:
+        self.config = config
+        self.clock: Clock = clock or RealClock()
+        self.timeout = timeout
+        self.watch_timeout = watch_timeout
+        self.max_retries = max_retries
+        self.backoff = backoff or Backoff(base=0.2, cap=30.0)
+        self._user_agent = user_agent
+        self._pool_size = pool_size
+        self._credentials = Credentials(config, clock=self.clock)
+        self._listeners: list[WriteListener] = []
+        self._api: Any = None
+        self._watch_api: Any = None
+        self._tmpdir: str | None = None
+        self._server_hostname = config.tls_server_name
+        self._closed = False
+
+    # -- lifecycle ----------------------------------------------------------------------------
+
+    async def __aenter__(self) -> Client:
+        self._open()
+        return self
+
+    async def __aexit__(
+        self, et: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self.close()
+
+    def _open(self) -> None:
+        if self._api is not None:
+            return
+        if self._closed:
+            raise RuntimeError("Client is closed")
+        from kubernetes_asyncio.client import ApiClient
+
+        self._api = ApiClient(configuration=self._configuration(self._pool_size))
+        self._watch_api = ApiClient(configuration=self._configuration(0))  # 0: unlimited
+
+    def _configuration(self, pool_size: int) -> Any:
+        from kubernetes_asyncio.client import Configuration
+
+        cfg = self.config
+        conf = Configuration(host=cfg.host)
+        conf.verify_ssl = cfg.verify_ssl
+        conf.connection_pool_maxsize = pool_size
+        conf.ssl_ca_cert = cfg.ca_file or self._materialize("ca.crt", cfg.ca_data)
+        conf.cert_file = cfg.client_cert_file or self._materialize(
+            "client.crt", cfg.client_cert_data
+        )
+        conf.key_file = cfg.client_key_file or self._materialize(
+            "client.key", cfg.client_key_data
+        )
+        conf.tls_server_name = cfg.tls_server_name
+        return conf
+
+    def _materialize(self, name: str, data: str | None) -> str | None:
+        """Write inline PEM data to a private temp file (ssl needs paths); removed on close."""
+        if data is None:
+            return None
+        if self._tmpdir is None:
+            self._tmpdir = tempfile.mkdtemp(prefix="asyncop-client-")
+        path = os.path.join(self._tmpdir, name)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w") as fh:
+            fh.write(data)
+        return path
+
+    async def close(self) -> None:
+        """Close both sessions (idempotent)."""
+        self._closed = True
+        api, watch_api = self._api, self._watch_api
+        self._api = self._watch_api = None
+        try:
+            if api is not None:
+                await api.close()
+        finally:
+            if watch_api is not None:
+                await watch_api.close()
+            if self._tmpdir is not None:
+                shutil.rmtree(self._tmpdir, ignore_errors=True)
+                self._tmpdir = None
+
+    def add_write_listener(self, cb: WriteListener) -> None:
+        """Call `cb(kind, obj_or_None, key)` after every successful write (None for delete)."""
+        self._listeners.append(cb)
+
+    # -- verbs --------------------------------------------------------------------------------
+
+    def _ns(self, kind: Kind, namespace: str | None) -> str | None:
+        if not kind.namespaced:
+            return None
+        return namespace or self.config.namespace
+
+    async def get(self, kind: Kind, name: str, *, namespace: str | None = None) -> RawObject:
+        path = kind.path(self._ns(kind, namespace), name)
+        obj: RawObject = await self._call("GET", path, idempotent=True)
+        return obj
+
+    async def list(
+        self,
+        kind: Kind,
+        *,
+        namespace: str | None = None,
+        label_selector: str | None = None,
+        field_selector: str | None = None,
+        limit: int | None = None,
+        continue_: str | None = None,
+        resource_version: str | None = None,
+    ) -> dict[str, Any]:
+        """One page of a LIST; `namespace=None` on a namespaced Kind lists all namespaces."""
+        params: Params = []
+        if label_selector:
+            params.append(("labelSelector", label_selector))
+        if field_selector:
+            params.append(("fieldSelector", field_selector))
+        if limit:
+            params.append(("limit", str(limit)))
+        if continue_:
+            params.append(("continue", continue_))
+        if resource_version is not None:
+            params.append(("resourceVersion", resource_version))
+        path = kind.path(namespace if kind.namespaced else None)
+        body: dict[str, Any] = await self._call("GET", path, params=params, idempotent=True)
+        return body
+
+    async def create(
+        self, kind: Kind, obj: RawObject, *, namespace: str | None = None
+    ) -> RawObject:
+        ns = self._ns(kind, namespace or obj.get("metadata", {}).get("namespace"))
+        created: RawObject = await self._call(
+            "POST", kind.path(ns), body=orjson.dumps(obj), idempotent=False
+        )
+        self._notify(kind, created)
+        return created
+
+    async def update(self, kind: Kind, obj: RawObject) -> RawObject:
+        return await self._put(kind, obj, "")
+
+    async def update_status(self, kind: Kind, obj: RawObject) -> RawObject:
+        return await self._put(kind, obj, "status")
+
+    async def _put(self, kind: Kind, obj: RawObject, subresource: str) -> RawObject:
+        meta = obj["metadata"]
+        path = kind.path(self._ns(kind, meta.get("namespace")), meta["name"], subresource)
+        updated: RawObject = await self._call(
+            "PUT", path, body=orjson.dumps(obj), idempotent=bool(meta.get("resourceVersion"))
+        )
+        self._notify(kind, updated)
+        return updated
+
+    async def patch(
+        self,
+        kind: Kind,
+        name: str,
+        body: Any,
+        *,
+        namespace: str | None = None,
+        patch_type: PatchType = "merge",
+        subresource: str = "",
+        field_manager: str | None = None,
+        force: bool | None = None,
+    ) -> RawObject:
+        if patch_type not in CONTENT_TYPES:
+            raise ValueError(f"unknown patch_type {patch_type!r}")
+        params: Params = []
+        if field_manager:
+            params.append(("fieldManager", field_manager))
+        if force is not None:
+            params.append(("force", "true" if force else "false"))
+        path = kind.path(self._ns(kind, namespace), name, subresource)
+        patched: RawObject = await self._call(
+            "PATCH",
+            path,
+            params=params,
+            body=body if isinstance(body, bytes) else orjson.dumps(body),
+            content_type=CONTENT_TYPES[patch_type],
+            idempotent=patch_type == "apply",
+        )
+        self._notify(kind, patched)
+        return patched
+
+    async def apply(
+        self, kind: Kind, obj: RawObject, *, field_manager: str, force: bool = True
+    ) -> RawObject:
+        """Server-side apply of `obj` (apiVersion and kind are filled in from `kind`)."""
+        body = dict(obj)
+        body.setdefault("apiVersion", kind.api_version)
+        body.setdefault("kind", kind.kind)
+        meta = obj["metadata"]
+        return await self.patch(
+            kind,
+            meta["name"],
+            body,
+            namespace=meta.get("namespace"),
+            patch_type="apply",
+            field_manager=field_manager,
+            force=force,
+        )
+
+    async def delete(
+        self,
+        kind: Kind,
+        name: str,
+        *,
+        namespace: str | None = None,
+        propagation_policy: str | None = None,
+        preconditions: dict[str, str] | None = None,
+        grace_period_seconds: int | None = None,
+    ) -> RawObject | None:
+        """Delete; returns the object if it still exists (finalizers), else None."""
+        options: dict[str, Any] = {"kind": "DeleteOptions", "apiVersion": "v1"}
+        if propagation_policy:
+            options["propagationPolicy"] = propagation_policy
+        if preconditions:
+            options["preconditions"] = preconditions
+        if grace_period_seconds is not None:
+            options["gracePeriodSeconds"] = grace_period_seconds
+        ns = self._ns(kind, namespace)
+        result = await self._call(
+            "DELETE", kind.path(ns, name), body=orjson.dumps(options), idempotent=True
+        )
+        self._notify(kind, None, f"{ns}/{name}" if ns else name)
+        if isinstance(result, dict) and result.get("kind") != "Status":
+            obj: RawObject = result  # type: ignore[assignment]
+            return obj
+        return None
+
+    async def watch(
+        self,
+        kind: Kind,
+        *,
+        namespace: str | None = None,
+        resource_version: str | None = None,
+        label_selector: str | None = None,
+        field_selector: str | None = None,
+        timeout_seconds: int | None = None,
+        allow_bookmarks: bool = True,
+    ) -> AsyncIterator[WatchEvent]:
+        """Raw watch events; ERROR events are yielded as they come (the caller decides).
+
+        Raises the ApiError for a refused watch (e.g. `Gone` for an expired resourceVersion)
+        and TransportError/RequestTimeout when the stream breaks or stays silent for longer
+        than `timeout_seconds + 30` (or `watch_timeout` without timeout_seconds).
+        """
+        params: Params = [("watch", "true")]
+        if resource_version is not None:
+            params.append(("resourceVersion", resource_version))
+        if allow_bookmarks:
+            params.append(("allowWatchBookmarks", "true"))
+        if label_selector:
+            params.append(("labelSelector", label_selector))
+        if field_selector:
+            params.append(("fieldSelector", field_selector))
+        if timeout_seconds is not None:
+            params.append(("timeoutSeconds", str(timeout_seconds)))
+        read = (timeout_seconds + 30.0) if timeout_seconds is not None else self.watch_timeout
+        timeout = aiohttp.ClientTimeout(connect=self.timeout, sock_connect=self.timeout,
+                                        sock_read=read)
+        self._open()
+        session = self._watch_api.rest_client.pool_manager
+        path = kind.path(namespace if kind.namespaced else None)
+        headers = await self._headers(None)
+        try:
+            async with session.request(
+                "GET", self.config.host + path, params=params, headers=headers, timeout=timeout,
+                **self._tls_kwargs(),
+            ) as resp:
+                if resp.status != 200:
+                    raise self._error(resp.status, await resp.read(), resp.headers)
+                async for event in parse_events(resp.content.iter_any()):
+                    yield event
+        except TimeoutError as exc:
+            raise RequestTimeout(f"watch {path} timed out") from exc
+        except aiohttp.ClientError as exc:
+            raise TransportError(f"watch {path} failed: {exc!r}") from exc
+
+    # -- plumbing -----------------------------------------------------------------------------
+
+    def _notify(self, kind: Kind, obj: RawObject | None, key: str | None = None) -> None:
+        if key is None:
+            assert obj is not None
+            key = object_key(obj)
+        for cb in self._listeners:
+            try:
+                cb(kind, obj, key)
+            except Exception:
+                log.exception("write listener failed", kind=str(kind), key=key)
+
+    def _tls_kwargs(self) -> dict[str, Any]:
+        return {"server_hostname": self._server_hostname} if self._server_hostname else {}
+
+    async def _headers(self, content_type: str | None) -> dict[str, str]:
+        headers = {"Accept": _JSON, "User-Agent": self._user_agent}
+        auth = await self._credentials.authorization()
+        if auth:
+            headers["Authorization"] = auth
+        if content_type:
+            headers["Content-Type"] = content_type
+        return headers
+
+    def _error(self, status: int, data: bytes, headers: Any) -> ApiError:
+        try:
+            body = orjson.loads(data) if data else None
+        except orjson.JSONDecodeError:
+            body = {"message": data[:500].decode(errors="replace")}
+        if not isinstance(body, dict):
+            body = None
+        retry_after = parse_retry_after(headers.get("Retry-After"))
+        if retry_after is None and body is not None:
+            seconds = (body.get("details") or {}).get("retryAfterSeconds")
+            retry_after = float(seconds) if seconds else None
+        return error_from_status(status, body, retry_after=retry_after)
+
+    async def _call(
+        self,
+        method: str,
+        path: str,
+        *,
+        params: Params | None = None,
+        body: bytes | None = None,
+        content_type: str = _JSON,
+        idempotent: bool,
+    ) -> Any:
+        """Send one request with retries; return the parsed JSON body of the 2xx answer."""
+        self._open()
+        session = self._api.rest_client.pool_manager
+        url = self.config.host + path
+        timeout = aiohttp.ClientTimeout(total=self.timeout)
+        attempt = 0
+        while True:
+            headers = await self._headers(content_type if body is not None else None)
+            try:
+                async with session.request(
+                    method, url, params=params, data=body, headers=headers, timeout=timeout,
+                    **self._tls_kwargs(),
+                ) as resp:
+                    status = resp.status
+                    data = await resp.read()
+                    resp_headers = resp.headers
+            except TimeoutError as exc:
+                if idempotent and attempt < self.max_retries:
+                    await self._pause(attempt, method, path, None, "timeout")
+                    attempt += 1
+                    continue
+                raise RequestTimeout(f"{method} {path} timed out after {self.timeout}s") from exc
+            except aiohttp.ClientError as exc:
+                refused = isinstance(exc, aiohttp.ClientConnectorError)
+                if (idempotent or refused) and attempt < self.max_retries:
+                    await self._pause(attempt, method, path, None, type(exc).__name__)
+                    attempt += 1
+                    continue
+                raise TransportError(f"{method} {path} failed: {exc!r}") from exc
+            if 200 <= status < 300:
+                return orjson.loads(data) if data else {}
+            err = self._error(status, data, resp_headers)
+            if status == 401:
+                self._credentials.invalidate()
+            retryable = status == 429 or (status >= 500 and idempotent)
+            if retryable and attempt < self.max_retries:
+                await self._pause(attempt, method, path, err.retry_after, str(status))
+                attempt += 1
+                continue
+            raise err
+
+    async def _pause(
+        self, attempt: int, method: str, path: str, retry_after: float | None, why: str
+    ) -> None:
+        delay = retry_after if retry_after is not None else self.backoff.delay(attempt)
+        log.info("request retried", verb=method, path=path, reason=why, attempt=attempt + 1,
+                 delay=round(delay, 3))
+        await self.clock.sleep(delay)

@@ -1,0 +1,217 @@
+"""Cache: one shared Informer per Kind for every controller of a Manager, plus reads.
+
+`informer(kind)` creates the informer on first use (and starts it at once if the cache is
+already running); reads (`get`, `list`, `by_index`) go to that informer's Store and return
+the cached dicts, which callers must not mutate (copy with `asyncop.api.deep_copy`).
+`wait_for_resource_version` gives read-your-own-writes: after a write returned
+resourceVersion N, it waits (bounded, on the Clock) until the cache holds N or newer.
+
+Invariants: at most one Informer per Kind; `stop()` cancels every informer task and waits
+for it to finish; waiters are woken from the informer's event dispatch (no polling).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterable
+from typing import Any
+
+import structlog
+
+from asyncop.api import Kind, RawObject
+from asyncop.client import Client
+from asyncop.clock import Clock, wait_for
+from asyncop.runtime.informer import Informer
+from asyncop.runtime.store import NAMESPACE_INDEX
+
+log = structlog.get_logger("asyncop.cache")
+_Objects = list[RawObject]
+
+
+def _rv_reached(obj: RawObject | None, rv: str | None) -> bool:
+    """True when `obj` holds resourceVersion `rv` or newer (`rv=None`: when obj is absent)."""
+    if rv is None:
+        return obj is None
+    if obj is None:
+        return False
+    have = obj.get("metadata", {}).get("resourceVersion")
+    if have is None:
+        return False
+    try:
+        return int(have) >= int(rv)
+    except ValueError:
+        return have == rv
+
+
+class _Waiters:
+    """Futures waiting for a key of one Kind to reach a resourceVersion; an EventHandler."""
+
+    def __init__(self, informer: Informer) -> None:
+        self._informer = informer
+        self._by_key: dict[str, list[tuple[str | None, asyncio.Future[None]]]] = {}
+
+    def add(self, key: str, rv: str | None) -> asyncio.Future[None]:
+        fut: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._by_key.setdefault(key, []).append((rv, fut))
+        return fut
+
+    def discard(self, key: str, fut: asyncio.Future[None]) -> None:
+        waiting = self._by_key.get(key)
+        if waiting is None:
+            return
+        waiting[:] = [(rv, f) for rv, f in waiting if f is not fut]
+        if not waiting:
+            del self._by_key[key]
+
+    def _check(self, key: str) -> None:
+        waiting = self._by_key.get(key)
+        if not waiting:
+            return
+        obj = self._informer.store.get(key)
+        for rv, fut in waiting:
+            if not fut.done() and _rv_reached(obj, rv):
+                fut.set_result(None)
+
+    def on_add(self, obj: RawObject) -> None:
+        if self._by_key:
+            self._check(_key(obj))
+
+    def on_update(self, old: RawObject, new: RawObject) -> None:
+        if self._by_key:
+            self._check(_key(new))
+
+    def on_delete(self, obj: RawObject) -> None:
+        if self._by_key:
+            self._check(_key(obj))
+
+
+def _key(obj: RawObject) -> str:
+    meta = obj["metadata"]
+    ns = meta.get("namespace")
+    return f"{ns}/{meta['name']}" if ns else meta["name"]
+
+
+class Cache:
+    def __init__(
+        self,
+        client: Client,
+        *,
+        clock: Clock,
+        namespaces: Iterable[str] | None = None,
+        informer_options: dict[str, Any] | None = None,
+    ) -> None:
+        self.client = client
+        self.clock = clock
+        self.namespaces: frozenset[str] | None = (
+            frozenset(namespaces) if namespaces is not None else None
+        )
+        self._options = dict(informer_options or {})
+        self._informers: dict[Kind, Informer] = {}
+        self._waiters: dict[Kind, _Waiters] = {}
+        self._tasks: dict[Kind, asyncio.Task[None]] = {}
+        self._started = False
+
+    # -- informers ----------------------------------------------------------------------------
+
+    def informer(self, kind: Kind) -> Informer:
+        """The shared Informer for `kind` (created on first use; started if the cache runs)."""
+        inf = self._informers.get(kind)
+        if inf is None:
+            ns: str | set[str] | None = None
+            if kind.namespaced and self.namespaces is not None:
+                ns = set(self.namespaces)
+            inf = Informer(self.client, kind, clock=self.clock, namespace=ns, **self._options)
+            waiters = _Waiters(inf)
+            inf.add_handler(waiters)
+            self._informers[kind] = inf
+            self._waiters[kind] = waiters
+            if self._started:
+                self._start(kind, inf)
+        return inf
+
+    def informers(self) -> dict[Kind, Informer]:
+        return dict(self._informers)
+
+    def _start(self, kind: Kind, inf: Informer) -> None:
+        self._tasks[kind] = asyncio.create_task(inf.run(), name=f"informer {kind}")
+
+    async def start(self) -> None:
+        """Start every informer created so far (later ones start on creation)."""
+        if self._started:
+            return
+        self._started = True
+        for kind, inf in self._informers.items():
+            self._start(kind, inf)
+
+    async def stop(self) -> None:
+        """Cancel every informer and wait for them to finish."""
+        self._started = False
+        tasks = list(self._tasks.values())
+        self._tasks.clear()
+        for task in tasks:
+            task.cancel()
+        for result in await asyncio.gather(*tasks, return_exceptions=True):
+            if isinstance(result, Exception):
+                log.error("informer failed", error=repr(result))
+
+    @property
+    def has_synced(self) -> bool:
+        return all(inf.has_synced for inf in self._informers.values())
+
+    async def wait_for_sync(self) -> None:
+        """Wait until every informer created so far has done its initial list."""
+        await asyncio.gather(*(inf.wait_for_sync() for inf in self._informers.values()))
+
+    # -- reads (cached dicts: never mutate) ---------------------------------------------------
+
+    def get(self, kind: Kind, name: str, namespace: str | None = None) -> RawObject | None:
+        key = f"{namespace}/{name}" if kind.namespaced and namespace else name
+        return self.informer(kind).store.get(key)
+
+    def list(
+        self,
+        kind: Kind,
+        *,
+        namespace: str | None = None,
+        labels: dict[str, str] | None = None,
+    ) -> list[RawObject]:
+        store = self.informer(kind).store
+        objs = store.by_index(NAMESPACE_INDEX, namespace) if namespace else store.list()
+        if not labels:
+            return objs
+        selected: _Objects = []
+        for obj in objs:
+            have = obj.get("metadata", {}).get("labels") or {}
+            if all(have.get(k) == v for k, v in labels.items()):
+                selected.append(obj)
+        return selected
+
+    def by_index(self, kind: Kind, index: str, value: str) -> _Objects:
+        return self.informer(kind).store.by_index(index, value)
+
+    def object_count(self, kind: Kind) -> int:
+        inf = self._informers.get(kind)
+        return len(inf.store) if inf is not None else 0
+
+    async def wait_for_resource_version(
+        self, kind: Kind, key: str, rv: str | None, *, timeout: float
+    ) -> bool:
+        """Wait until the cached `key` has resourceVersion >= `rv` (rv=None: until absent).
+
+        Returns True when caught up, False when `timeout` (on the Clock) passed first or when
+        no informer watches `kind`.
+        """
+        inf = self._informers.get(kind)
+        if inf is None:
+            return False
+        if _rv_reached(inf.store.get(key), rv):
+            return True
+        waiters = self._waiters[kind]
+        fut = waiters.add(key, rv)
+        try:
+            await wait_for(self.clock, fut, timeout)
+            return True
+        except TimeoutError:
+            return False
+        finally:
+            waiters.discard(key, fut)
