@@ -332,7 +332,7 @@ def server_side_apply(
     base = orjson.loads(orjson.dumps(base))
     if own is not None:
         kept = set(new_leaves).union(*(e.paths for e in others))
-        for path in sorted(own.paths - set(new_leaves), key=len, reverse=True):
+        for path in sorted(own.paths - set(new_leaves), key=len):
             if not any(k[: len(path)] == path for k in kept):
                 _remove_path(base, path)
     result = strategic_merge_patch(base, config, kind=kind) if live is not None else config

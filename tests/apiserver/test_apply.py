@@ -1,0 +1,230 @@
+"""Server-side apply: creation, ownership, conflicts, force, removal, managedFields format."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import pytest
+
+from asyncop.apiserver.apply import ApplyConflict, record_update, server_side_apply
+from asyncop.apiserver.patch import PatchError
+
+T1, T2, T3 = "2024-05-01T12:00:00Z", "2024-05-01T12:01:00Z", "2024-05-01T12:02:00Z"
+
+
+def deployment(**spec: Any) -> dict[str, Any]:
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": "web", "namespace": "default", "labels": {"app": "web"}},
+        "spec": {
+            "replicas": 2,
+            "template": {"spec": {"containers": [
+                {"name": "main", "image": "nginx:1", "env": [{"name": "A", "value": "1"}]},
+            ]}},
+            **spec,
+        },
+    }
+
+
+def managers(obj: dict[str, Any]) -> dict[tuple[str, str], dict[str, Any]]:
+    return {(e["manager"], e["operation"]): e for e in obj["metadata"]["managedFields"]}
+
+
+def test_create_sets_managed_fields_in_fieldsv1_format() -> None:
+    applied = deployment()
+    before = copy.deepcopy(applied)
+    obj = server_side_apply(None, applied, manager="helm", force=False, now=T1)
+    assert applied == before
+    assert obj["spec"] == applied["spec"]
+    assert obj["metadata"]["labels"] == {"app": "web"}
+    assert obj["metadata"]["managedFields"] == [{
+        "manager": "helm",
+        "operation": "Apply",
+        "apiVersion": "apps/v1",
+        "time": T1,
+        "fieldsType": "FieldsV1",
+        "fieldsV1": {
+            "f:metadata": {"f:labels": {"f:app": {}}},
+            "f:spec": {
+                "f:replicas": {},
+                "f:template": {"f:spec": {"f:containers": {'k:{"name":"main"}': {
+                    ".": {},
+                    "f:env": {'k:{"name":"A"}': {".": {}, "f:name": {}, "f:value": {}}},
+                    "f:image": {},
+                    "f:name": {},
+                }}}},
+            },
+        },
+    }]
+
+
+def test_reapply_of_the_same_manifest_is_a_no_op() -> None:
+    live = server_side_apply(None, deployment(), manager="helm", force=False, now=T1)
+    again = server_side_apply(live, deployment(), manager="helm", force=False, now=T2)
+    assert again == live
+    assert again["metadata"]["managedFields"][0]["time"] == T1
+
+
+def test_conflict_between_two_managers() -> None:
+    live = server_side_apply(None, deployment(), manager="helm", force=False, now=T1)
+    other = deployment(replicas=5)
+    with pytest.raises(ApplyConflict) as err:
+        server_side_apply(live, other, manager="kubectl", force=False, now=T2)
+    assert err.value.message == (
+        'Apply failed with 1 conflict: conflict with "helm" using apps/v1: .spec.replicas'
+    )
+    assert err.value.conflicts == ['conflict with "helm" using apps/v1: .spec.replicas']
+    assert err.value.causes == [{"reason": "FieldManagerConflict",
+                                 "message": 'conflict with "helm" using apps/v1',
+                                 "field": ".spec.replicas"}]
+
+
+def test_several_conflicts_are_listed_with_list_item_paths() -> None:
+    live = server_side_apply(None, deployment(), manager="helm", force=False, now=T1)
+    other = deployment(replicas=5)
+    other["spec"]["template"]["spec"]["containers"][0]["image"] = "nginx:2"
+    with pytest.raises(ApplyConflict) as err:
+        server_side_apply(live, other, manager="kubectl", force=False, now=T2)
+    assert [c.field for c in err.value.details] == [
+        ".spec.replicas",
+        '.spec.template.spec.containers[name="main"].image',
+    ]
+    assert err.value.message.startswith("Apply failed with 2 conflicts:")
+
+
+def test_same_value_is_shared_ownership_without_conflict() -> None:
+    live = server_side_apply(None, deployment(), manager="helm", force=False, now=T1)
+    shared = {"apiVersion": "apps/v1", "kind": "Deployment",
+              "metadata": {"name": "web"}, "spec": {"replicas": 2}}
+    obj = server_side_apply(live, shared, manager="kubectl", force=False, now=T2)
+    owners = managers(obj)
+    assert owners[("kubectl", "Apply")]["fieldsV1"] == {"f:spec": {"f:replicas": {}}}
+    assert "f:replicas" in owners[("helm", "Apply")]["fieldsV1"]["f:spec"]
+    # helm stops applying replicas: kubectl still owns it, so the value stays
+    mine = deployment()
+    del mine["spec"]["replicas"]
+    obj = server_side_apply(obj, mine, manager="helm", force=False, now=T3)
+    assert obj["spec"]["replicas"] == 2
+
+
+def test_force_takes_ownership() -> None:
+    live = server_side_apply(None, deployment(), manager="helm", force=False, now=T1)
+    scaled = {"apiVersion": "apps/v1", "kind": "Deployment",
+              "metadata": {"name": "web"}, "spec": {"replicas": 7}}
+    obj = server_side_apply(live, scaled, manager="hpa", force=True, now=T2)
+    assert obj["spec"]["replicas"] == 7
+    owners = managers(obj)
+    assert "f:replicas" not in owners[("helm", "Apply")]["fieldsV1"]["f:spec"]
+    assert owners[("hpa", "Apply")]["fieldsV1"] == {"f:spec": {"f:replicas": {}}}
+    # now the original owner conflicts when it applies its old value
+    with pytest.raises(ApplyConflict, match='conflict with "hpa"'):
+        server_side_apply(obj, deployment(), manager="helm", force=False, now=T3)
+
+
+def test_fields_no_longer_applied_are_removed() -> None:
+    live = server_side_apply(None, deployment(), manager="helm", force=False, now=T1)
+    smaller = deployment()
+    smaller["metadata"]["labels"] = {"tier": "web"}
+    smaller["spec"]["template"]["spec"]["containers"][0]["env"] = []
+    del smaller["spec"]["template"]["spec"]["containers"][0]["env"]
+    obj = server_side_apply(live, smaller, manager="helm", force=False, now=T2)
+    assert obj["metadata"]["labels"] == {"tier": "web"}
+    assert obj["spec"]["template"]["spec"]["containers"] == [{"name": "main", "image": "nginx:1"}]
+    assert obj["metadata"]["managedFields"][0]["time"] == T2
+
+
+def test_associative_list_items_of_other_managers_are_kept() -> None:
+    live = server_side_apply(None, deployment(), manager="helm", force=False, now=T1)
+    sidecar = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web"},
+               "spec": {"template": {"spec": {"containers": [{"name": "side", "image": "b"}]}}}}
+    obj = server_side_apply(live, sidecar, manager="injector", force=False, now=T2)
+    names = [c["name"] for c in obj["spec"]["template"]["spec"]["containers"]]
+    assert names == ["main", "side"]
+    # helm re-applies its manifest (no sidecar): the sidecar survives
+    obj = server_side_apply(obj, deployment(), manager="helm", force=False, now=T3)
+    assert [c["name"] for c in obj["spec"]["template"]["spec"]["containers"]] == ["main", "side"]
+    # the injector stops applying it: it is removed
+    empty = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web"}}
+    obj = server_side_apply(obj, empty, manager="injector", force=False, now=T3)
+    assert [c["name"] for c in obj["spec"]["template"]["spec"]["containers"]] == ["main"]
+    assert ("injector", "Apply") not in managers(obj)
+
+
+def test_custom_resource_lists_are_atomic_and_dropped_fields_removed() -> None:
+    cr = {"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "w1"},
+          "spec": {"color": "blue", "size": 3, "tags": ["a", "b"]}}
+    live = server_side_apply(None, cr, manager="kubectl", force=False, now=T1)
+    cr2 = {"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "w1"},
+           "spec": {"size": 5, "tags": ["c"]}}
+    obj = server_side_apply(live, cr2, manager="kubectl", force=False, now=T2)
+    assert obj["spec"] == {"size": 5, "tags": ["c"]}
+    assert obj["metadata"]["managedFields"][0]["fieldsV1"] == {
+        "f:spec": {"f:size": {}, "f:tags": {}}}
+
+
+def test_finalizers_are_a_set() -> None:
+    cm = {"apiVersion": "v1", "kind": "ConfigMap",
+          "metadata": {"name": "c", "finalizers": ["a.io/x"]}, "data": {"k": "v"}}
+    live = server_side_apply(None, cm, manager="m1", force=False, now=T1)
+    other = {"apiVersion": "v1", "kind": "ConfigMap",
+             "metadata": {"name": "c", "finalizers": ["b.io/y"]}}
+    obj = server_side_apply(live, other, manager="m2", force=False, now=T2)
+    assert obj["metadata"]["finalizers"] == ["a.io/x", "b.io/y"]
+    assert managers(obj)[("m2", "Apply")]["fieldsV1"] == {
+        "f:metadata": {"f:finalizers": {'v:"b.io/y"': {}}}}
+
+
+def test_update_records_ownership_and_apply_then_conflicts() -> None:
+    created = deployment()
+    record_update(None, created, manager="kubectl-create", now=T1)
+    assert managers(created)[("kubectl-create", "Update")]["fieldsV1"]["f:spec"]["f:replicas"] == {}
+    with pytest.raises(ApplyConflict, match='conflict with "kubectl-create" using apps/v1'):
+        server_side_apply(created, deployment(replicas=3), manager="helm", force=False, now=T2)
+
+
+def test_update_steals_fields_from_the_applier() -> None:
+    live = server_side_apply(None, deployment(), manager="helm", force=False, now=T1)
+    edited = copy.deepcopy(live)
+    edited["spec"]["replicas"] = 4
+    record_update(live, edited, manager="kubectl-edit", now=T2)
+    owners = managers(edited)
+    assert owners[("kubectl-edit", "Update")]["fieldsV1"] == {"f:spec": {"f:replicas": {}}}
+    assert owners[("kubectl-edit", "Update")]["time"] == T2
+    assert "f:replicas" not in owners[("helm", "Apply")]["fieldsV1"]["f:spec"]
+    # a write that changes nothing leaves managedFields untouched
+    same = copy.deepcopy(edited)
+    record_update(edited, same, manager="other", now=T3)
+    assert same["metadata"]["managedFields"] == edited["metadata"]["managedFields"]
+
+
+def test_status_subresource_update_is_a_separate_entry() -> None:
+    live = server_side_apply(None, deployment(), manager="helm", force=False, now=T1)
+    with_status = copy.deepcopy(live)
+    with_status["status"] = {"replicas": 2, "conditions": [{"type": "Available", "status": "True"}]}
+    record_update(live, with_status, manager="deployment-controller", now=T2, subresource="status")
+    entry = next(e for e in with_status["metadata"]["managedFields"]
+                 if e["manager"] == "deployment-controller")
+    assert entry["subresource"] == "status"
+    assert entry["fieldsV1"] == {"f:status": {
+        "f:conditions": {'k:{"type":"Available"}': {".": {}, "f:status": {}, "f:type": {}}},
+        "f:replicas": {},
+    }}
+    # the applier re-applying its spec does not touch status
+    obj = server_side_apply(with_status, deployment(), manager="helm", force=False, now=T3)
+    assert obj["status"]["replicas"] == 2
+
+
+@pytest.mark.parametrize(
+    "applied",
+    [
+        {"kind": "ConfigMap", "metadata": {"name": "c"}},
+        {"apiVersion": "v1", "metadata": {"name": "c"}},
+        {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {}},
+        {"apiVersion": "v1", "kind": "ConfigMap"},
+    ],
+)
+def test_malformed_configuration(applied: dict[str, Any]) -> None:
+    with pytest.raises(PatchError):
+        server_side_apply(None, applied, manager="m", force=False, now=T1)
