@@ -1,0 +1,67 @@
+"""Ages as kube prints them: `HumanDuration` of apimachinery's `util/duration`.
+
+Invariants: < -1 s is `<invalid>` (clock skew tolerance), then seconds below 2 minutes,
+`XmYs` below 10 minutes, minutes below 3 hours, `XhYm` below 8 hours, hours below 48 hours,
+`XdYh` below 8 days, days below 2 years, `XyYd` below 8 years, then years.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+
+def parse_time(value: Any) -> datetime | None:
+    """An RFC 3339 timestamp as an aware datetime (None when unset or unparsable)."""
+    if not isinstance(value, str) or not value:
+        return None
+    text = value.strip()
+    if text.endswith(("Z", "z")):
+        text = text[:-1] + "+00:00"
+    try:
+        dt = datetime.fromisoformat(text)
+    except ValueError:
+        return None
+    return dt if dt.tzinfo is not None else dt.replace(tzinfo=UTC)
+
+
+def human_duration(seconds: float) -> str:
+    s = int(seconds)
+    if s < -1:
+        return "<invalid>"
+    if s < 0:
+        return "0s"
+    if s < 120:
+        return f"{s}s"
+    minutes = s // 60
+    if minutes < 10:
+        rem = s % 60
+        return f"{minutes}m" if rem == 0 else f"{minutes}m{rem}s"
+    if minutes < 180:
+        return f"{minutes}m"
+    hours = s // 3600
+    if hours < 8:
+        rem = minutes % 60
+        return f"{hours}h" if rem == 0 else f"{hours}h{rem}m"
+    if hours < 48:
+        return f"{hours}h"
+    if hours < 24 * 8:
+        rem = hours % 24
+        return f"{hours // 24}d" if rem == 0 else f"{hours // 24}d{rem}h"
+    days = hours // 24
+    if days < 365 * 2:
+        return f"{days}d"
+    if days < 365 * 8:
+        rem = days % 365
+        return f"{days // 365}y" if rem == 0 else f"{days // 365}y{rem}d"
+    return f"{days // 365}y"
+
+
+def human_age(timestamp: Any, now: datetime) -> str:
+    """The age of an RFC 3339 timestamp at `now` (`<unknown>` unset, `<invalid>` bad)."""
+    if timestamp is None or timestamp == "":
+        return "<unknown>"
+    dt = parse_time(timestamp)
+    if dt is None:
+        return "<invalid>"
+    return human_duration((now - dt).total_seconds())
