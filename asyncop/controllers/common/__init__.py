@@ -1,0 +1,18 @@
+"""Helpers shared by the bundled controllers: status writes, conditions, RBAC rules.
+
+Invariant: nothing here knows about a particular controller; the controllers import this
+package, never each other.
+"""
+
+from asyncop.controllers.common.conditions import condition, set_condition
+from asyncop.controllers.common.rbac import EVENTS_RULE, PolicyRule, merge_rules
+from asyncop.controllers.common.status import write_status
+
+__all__ = [
+    "EVENTS_RULE",
+    "PolicyRule",
+    "condition",
+    "merge_rules",
+    "set_condition",
+    "write_status",
+]
