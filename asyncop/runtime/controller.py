@@ -1,0 +1,314 @@
+"""Controller: watches feed a WorkQueue; N worker coroutines reconcile the keys.
+
+`run(cache=, clock=)` registers one event handler per watch on the shared informers, waits
+for the cache to sync, then runs `workers` coroutines, each looping: get key → reconcile →
+outcome → `done(key)`. Outcomes:
+
+- `Result()` → `forget` (retry history cleared);
+- `Result(requeue_after=d)` → `forget` + `add_after(key, d)` (exactly d on the clock);
+- exception → `add_rate_limited(key)` (per-key exponential backoff, logged with the key);
+- `TerminalError` → logged and counted, `forget`, not retried.
+
+Invariants: a key is reconciled by at most one worker at a time (the queue guarantees it);
+a failing reconcile never kills its worker (unless `recover_panic=False`, which lets the
+exception end `run()`); `CancelledError` is never swallowed. Every reconcile runs inside
+structlog contextvars `controller`, `namespace`, `name`, `reconcile_id`.
+
+Read-your-own-writes: with a `client`, a write listener records every object written during
+the reconcile of key R (via a ContextVar set around each reconcile); before R's next
+reconcile the worker waits (bounded by `write_sync_timeout` on the clock) until the cache has
+seen each recorded resourceVersion, so a reconcile never acts on a cache older than its own
+last writes. A timeout only logs and proceeds.
+
+Cancelling `run()` stops taking new keys, lets in-flight reconciles finish within
+`grace_period` (on the clock), cancels what is left, and re-raises the cancellation.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import Callable, Sequence
+from contextvars import ContextVar
+from dataclasses import dataclass
+from typing import Protocol
+
+import structlog
+
+from asyncop.api import Kind, RawObject, Request
+from asyncop.clock import Clock, wait_for
+from asyncop.runtime.handlers import EventHandler, Watch
+from asyncop.runtime.metrics import Metrics, ReconcileResult
+from asyncop.runtime.ratelimit import RateLimiter
+from asyncop.runtime.reconcile import Reconciler, Result, TerminalError
+from asyncop.runtime.workqueue import ShutDown, WorkQueue
+
+log = structlog.get_logger("asyncop.runtime.controller")
+
+WriteListener = Callable[[Kind, "RawObject | None", str], None]
+
+
+class InformerLike(Protocol):
+    def add_handler(self, handler: EventHandler) -> object: ...
+
+
+class CacheLike(Protocol):
+    """What a Controller needs from `asyncop.runtime.cache.Cache`."""
+
+    def informer(self, kind: Kind) -> InformerLike: ...
+
+    async def wait_for_sync(self) -> object: ...
+
+    async def wait_for_resource_version(
+        self, kind: Kind, key: str, rv: str | None, *, timeout: float
+    ) -> object: ...
+
+
+class WriteSource(Protocol):
+    """What a Controller needs from `asyncop.client.Client` (read-your-own-writes)."""
+
+    def add_write_listener(self, cb: WriteListener) -> object: ...
+
+
+@dataclass(slots=True)
+class _WriteLog:
+    """The writes made during one reconcile: (kind, key) -> resourceVersion (None: deleted)."""
+
+    owner: Controller
+    writes: dict[tuple[Kind, str], str | None]
+
+
+_current_writes: ContextVar[_WriteLog | None] = ContextVar(
+    "asyncop_reconcile_writes", default=None
+)
+
+
+@dataclass(frozen=True, slots=True)
+class _Run:
+    queue: WorkQueue[str]
+    cache: CacheLike
+    clock: Clock
+    metrics: Metrics | None
+
+
+class Controller:
+    def __init__(
+        self,
+        name: str,
+        reconciler: Reconciler,
+        *,
+        watches: Sequence[Watch],
+        workers: int = 1,
+        rate_limiter: RateLimiter | None = None,
+        recover_panic: bool = True,
+        grace_period: float = 10.0,
+        write_sync_timeout: float = 5.0,
+    ) -> None:
+        if workers < 1:
+            raise ValueError("workers must be at least 1")
+        if not watches:
+            raise ValueError("a controller needs at least one watch")
+        self.name = name
+        self.reconciler = reconciler
+        self.watches = tuple(watches)
+        self.workers = workers
+        self.recover_panic = recover_panic
+        self.grace_period = grace_period
+        self.write_sync_timeout = write_sync_timeout
+        self._rate_limiter = rate_limiter
+        primaries = [w.kind for w in self.watches if w.target == "self"]
+        self.primary: Kind | None = primaries[0] if primaries else None
+        if self.primary is None and any(w.target == "owner" for w in self.watches):
+            raise ValueError("owns() needs a for_() watch naming the primary kind")
+        self.queue: WorkQueue[str] | None = None
+        self._pending_writes: dict[str, dict[tuple[Kind, str], str | None]] = {}
+
+    def __repr__(self) -> str:
+        return f"Controller({self.name!r}, workers={self.workers})"
+
+    async def run(
+        self,
+        *,
+        cache: CacheLike,
+        clock: Clock,
+        metrics: Metrics | None = None,
+        client: WriteSource | None = None,
+    ) -> None:
+        """Run until cancelled; cancellation drains in-flight reconciles, then propagates."""
+        queue: WorkQueue[str] = WorkQueue(
+            clock=clock,
+            rate_limiter=self._rate_limiter,
+            name=self.name,
+            metrics=metrics.queue_metrics(self.name) if metrics is not None else None,
+        )
+        self.queue = queue
+        rt = _Run(queue, cache, clock, metrics)
+        for watch in self.watches:
+            cache.informer(watch.kind).add_handler(watch.handler(queue, primary=self.primary))
+        if client is not None:
+            client.add_write_listener(self._on_write)
+        if metrics is not None:
+            metrics.controller_started(self.name, workers=self.workers)
+        tasks: list[asyncio.Task[None]] = []
+        try:
+            await cache.wait_for_sync()
+            log.info("controller started", controller=self.name, workers=self.workers)
+            tasks = [
+                asyncio.create_task(self._worker(rt), name=f"{self.name}-worker-{i}")
+                for i in range(self.workers)
+            ]
+            # asyncio.wait (unlike gather) leaves the workers running when we are cancelled.
+            finished, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_EXCEPTION)
+            errors = [t.exception() for t in finished if not t.cancelled()]
+            await self._stop(rt, tasks)
+            for error in errors:
+                if error is not None:
+                    raise error
+        except asyncio.CancelledError:
+            await self._stop(rt, tasks)
+            log.info("controller stopped", controller=self.name)
+            raise
+        finally:
+            queue.shutdown()
+
+    async def _stop(self, rt: _Run, tasks: list[asyncio.Task[None]]) -> None:
+        """Drain in-flight keys within the grace period, then cancel the workers."""
+        try:
+            await wait_for(rt.clock, rt.queue.shutdown_with_drain(), self.grace_period)
+        except TimeoutError:
+            log.warning(
+                "grace period over, cancelling reconciles",
+                controller=self.name,
+                in_flight=rt.queue.processing,
+            )
+        finally:
+            rt.queue.shutdown()
+            for task in tasks:
+                task.cancel()
+            if tasks:
+                await asyncio.gather(*tasks, return_exceptions=True)
+
+    # -- workers --------------------------------------------------------------------------------
+    async def _worker(self, rt: _Run) -> None:
+        queue = rt.queue
+        while True:
+            try:
+                key = await queue.get()
+            except ShutDown:
+                return
+            try:
+                if queue.shutting_down:
+                    continue  # draining: finish in-flight work only, start nothing new
+                await self._process(rt, key)
+            except Exception:
+                if not self.recover_panic:
+                    raise
+                log.exception("worker error", controller=self.name, key=key)
+            finally:
+                queue.done(key)
+
+    async def _process(self, rt: _Run, key: str) -> None:
+        request = Request.from_key(key)
+        with structlog.contextvars.bound_contextvars(
+            controller=self.name,
+            namespace=request.namespace,
+            name=request.name,
+            reconcile_id=uuid.uuid4().hex,
+        ):
+            await self._catch_up(rt, key)
+            wlog = _WriteLog(self, {})
+            token = _current_writes.set(wlog)
+            if rt.metrics is not None:
+                rt.metrics.worker_busy(self.name, 1)
+            start = rt.clock.monotonic()
+            outcome: ReconcileResult | None = None
+            terminal = False
+            try:
+                outcome, terminal = await self._reconcile(rt, key, request)
+            finally:
+                _current_writes.reset(token)
+                if wlog.writes:
+                    self._pending_writes[key] = wlog.writes
+                if rt.metrics is not None:
+                    rt.metrics.worker_busy(self.name, -1)
+                    if outcome is not None:
+                        rt.metrics.reconcile_done(
+                            self.name,
+                            result=outcome,
+                            seconds=rt.clock.monotonic() - start,
+                            terminal=terminal,
+                        )
+
+    async def _reconcile(
+        self, rt: _Run, key: str, request: Request
+    ) -> tuple[ReconcileResult, bool]:
+        """One reconcile and its queue bookkeeping; returns (metrics result, terminal)."""
+        queue = rt.queue
+        try:
+            result: Result | None = await self.reconciler.reconcile(request)
+        except asyncio.CancelledError:
+            task = asyncio.current_task()
+            if task is None or task.cancelling():
+                raise  # we are being cancelled: never swallow it
+            # A CancelledError leaking out of the reconciler's own code is just a failure.
+            log.error("reconcile failed", error="CancelledError", requeues=queue.num_requeues(key))
+            queue.add_rate_limited(key)
+            return "error", False
+        except TerminalError as err:
+            log.error("reconcile failed terminally", error=str(err), exc_info=err)
+            queue.forget(key)
+            return "error", True
+        except Exception as err:
+            if not self.recover_panic:
+                raise
+            log.error(
+                "reconcile failed",
+                error=str(err) or type(err).__name__,
+                requeues=queue.num_requeues(key),
+                exc_info=err,
+            )
+            queue.add_rate_limited(key)
+            return "error", False
+        queue.forget(key)
+        requeue_after = None if result is None else result.requeue_after
+        if requeue_after is None:
+            log.debug("reconciled")
+            return "success", False
+        log.debug("reconciled", requeue_after=requeue_after)
+        queue.add_after(key, requeue_after)
+        return ("requeue_after" if requeue_after > 0 else "requeue"), False
+
+    # -- read-your-own-writes ---------------------------------------------------------------
+    def _on_write(self, kind: Kind, obj: RawObject | None, key: str) -> None:
+        wlog = _current_writes.get()
+        if wlog is None or wlog.owner is not self:
+            return
+        rv = None if obj is None else (obj.get("metadata") or {}).get("resourceVersion")
+        wlog.writes[(kind, key)] = rv
+
+    async def _catch_up(self, rt: _Run, key: str) -> None:
+        """Wait (bounded) until the cache reflects the writes of this key's last reconcile."""
+        writes = self._pending_writes.pop(key, None)
+        if not writes:
+            return
+        clock = rt.clock
+        deadline = clock.monotonic() + self.write_sync_timeout
+        for (kind, obj_key), rv in writes.items():
+            remaining = deadline - clock.monotonic()
+            try:
+                if remaining <= 0:
+                    raise TimeoutError
+                await wait_for(
+                    clock,
+                    rt.cache.wait_for_resource_version(kind, obj_key, rv, timeout=remaining),
+                    remaining,
+                )
+            except TimeoutError:
+                log.warning(
+                    "cache behind own write, proceeding",
+                    kind=str(kind),
+                    key=obj_key,
+                    resource_version=rv,
+                )
+            except Exception:
+                log.exception("waiting for own write failed", kind=str(kind), key=obj_key)

@@ -1,0 +1,213 @@
+"""Watches: which events enqueue which keys (`for_`, `owns`, `watches`) and predicates.
+
+A `Watch` names a kind, how an object of that kind maps to reconcile Requests, and the
+predicates that filter events first:
+
+- `for_(kind)`: the object's own key (the controller's primary kind);
+- `owns(kind)`: the key of the object's controller owner (the ownerReference with
+  `controller: true`) when that owner's group and kind are the controller's primary kind;
+  namespace of the owned object (cluster-scoped owners get no namespace);
+- `watches(kind, mapper)`: any keys, `mapper(obj) -> Iterable[Request]`.
+
+On update the mapper runs on both old and new objects (an owner or mapped key may change),
+so both get reconciled. `Watch.handler(queue, primary=...)` builds the informer event handler
+(`on_add`, `on_update`, `on_delete`). Invariant: handlers never block and never raise into
+the informer; they only call `queue.add`.
+
+Predicates (all must pass): `generation_changed` (updates pass only when
+`metadata.generation` changed), `resource_version_changed` (drops resync updates),
+`label_selector(sel)` (an update passes if old or new matches, so the controller also sees
+objects leaving the selection), `annotation_changed`. Adds and deletes pass the change
+predicates.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import structlog
+
+from asyncop.api import Kind, RawObject, Request, controller_of
+from asyncop.runtime.labels import LabelSelector, parse_selector
+
+log = structlog.get_logger("asyncop.runtime.handlers")
+
+Mapper = Callable[[RawObject], Iterable[Request]]
+
+
+class Enqueuer(Protocol):
+    def add(self, key: str) -> None: ...
+
+
+@dataclass(frozen=True, slots=True)
+class Predicate:
+    """Event filters; each returns True to let the event through."""
+
+    name: str
+    create: Callable[[RawObject], bool]
+    update: Callable[[RawObject, RawObject], bool]
+    delete: Callable[[RawObject], bool]
+
+
+def _always(obj: RawObject) -> bool:
+    return True
+
+
+def _meta(obj: RawObject) -> Mapping[str, Any]:
+    return obj.get("metadata") or {}
+
+
+def _generation_changed(old: RawObject, new: RawObject) -> bool:
+    return _meta(old).get("generation") != _meta(new).get("generation")
+
+
+def _resource_version_changed(old: RawObject, new: RawObject) -> bool:
+    return _meta(old).get("resourceVersion") != _meta(new).get("resourceVersion")
+
+
+def _annotations_changed(old: RawObject, new: RawObject) -> bool:
+    return (_meta(old).get("annotations") or {}) != (_meta(new).get("annotations") or {})
+
+
+generation_changed = Predicate("generation_changed", _always, _generation_changed, _always)
+"""Updates pass only if `metadata.generation` changed (spec edits, not status writes)."""
+
+resource_version_changed = Predicate(
+    "resource_version_changed", _always, _resource_version_changed, _always
+)
+"""Drops periodic-resync updates, whose old and new resourceVersion are equal."""
+
+annotation_changed = Predicate("annotation_changed", _always, _annotations_changed, _always)
+"""Updates pass only if `metadata.annotations` changed."""
+
+
+def label_selector(selector: str | Mapping[str, Any] | LabelSelector) -> Predicate:
+    """Only objects whose labels match `selector` (string syntax or LabelSelector dict)."""
+    sel = parse_selector(selector)
+
+    def matches(obj: RawObject) -> bool:
+        return sel.matches(_meta(obj).get("labels"))
+
+    def update(old: RawObject, new: RawObject) -> bool:
+        return matches(new) or matches(old)
+
+    return Predicate(f"label_selector({selector!r})", matches, update, matches)
+
+
+# -- watch specs ------------------------------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class Watch:
+    """One watched kind, how its objects map to Requests, and its predicates."""
+
+    kind: Kind
+    target: str  # "self" | "owner" | "mapped"
+    predicates: tuple[Predicate, ...] = ()
+    mapper: Mapper | None = None
+
+    def handler(self, queue: Enqueuer, *, primary: Kind | None = None) -> EventHandler:
+        """The informer event handler that enqueues this watch's keys onto `queue`."""
+        if self.target == "self":
+            mapper: Mapper = _own_key
+        elif self.target == "owner":
+            if primary is None:
+                raise ValueError(f"owns({self.kind}) needs a for_() watch of the primary kind")
+            mapper = _owner_mapper(primary)
+        else:
+            assert self.mapper is not None
+            mapper = self.mapper
+        return EventHandler(
+            queue, mapper, self.predicates, kind=self.kind, map_old=self.target != "self"
+        )
+
+
+def for_(kind: Kind, *predicates: Predicate) -> Watch:
+    """Reconcile the object itself: its own namespace/name."""
+    return Watch(kind, "self", predicates)
+
+
+def owns(kind: Kind, *predicates: Predicate) -> Watch:
+    """Reconcile the controller owner (of the primary kind) of objects of `kind`."""
+    return Watch(kind, "owner", predicates)
+
+
+def watches(kind: Kind, mapper: Mapper, *predicates: Predicate) -> Watch:
+    """Reconcile whatever `mapper(obj)` returns for objects of `kind`."""
+    return Watch(kind, "mapped", predicates, mapper)
+
+
+def _own_key(obj: RawObject) -> Iterable[Request]:
+    meta = obj["metadata"]
+    return (Request(meta["name"], meta.get("namespace") or ""),)
+
+
+def _group_of(api_version: str) -> str:
+    group, sep, _ = api_version.rpartition("/")
+    return group if sep else ""
+
+
+def _owner_mapper(primary: Kind) -> Mapper:
+    def owner_key(obj: RawObject) -> Iterable[Request]:
+        ref = controller_of(obj)
+        if ref is None or ref.get("kind") != primary.kind:
+            return ()
+        if _group_of(ref.get("apiVersion", "")) != primary.group:
+            return ()
+        namespace = (_meta(obj).get("namespace") or "") if primary.namespaced else ""
+        return (Request(ref["name"], namespace),)
+
+    return owner_key
+
+
+class EventHandler:
+    """Informer handler: filter with the predicates, map to keys, `queue.add` each key."""
+
+    __slots__ = ("_kind", "_map_old", "_mapper", "_predicates", "_queue")
+
+    def __init__(
+        self,
+        queue: Enqueuer,
+        mapper: Mapper,
+        predicates: tuple[Predicate, ...],
+        *,
+        kind: Kind,
+        map_old: bool = True,
+    ) -> None:
+        self._queue = queue
+        self._mapper = mapper
+        self._predicates = predicates
+        self._kind = kind
+        self._map_old = map_old
+
+    def on_add(self, obj: RawObject) -> None:
+        if self._passes(lambda p: p.create(obj)):
+            self._enqueue(obj)
+
+    def on_update(self, old: RawObject, new: RawObject) -> None:
+        if self._passes(lambda p: p.update(old, new)):
+            if self._map_old:
+                self._enqueue(new, old)
+            else:
+                self._enqueue(new)
+
+    def on_delete(self, obj: RawObject) -> None:
+        if self._passes(lambda p: p.delete(obj)):
+            self._enqueue(obj)
+
+    def _passes(self, check: Callable[[Predicate], bool]) -> bool:
+        try:
+            return all(check(p) for p in self._predicates)
+        except Exception:
+            log.exception("watch predicate failed", kind=str(self._kind))
+            return False
+
+    def _enqueue(self, *objs: RawObject) -> None:
+        for obj in objs:
+            try:
+                requests = list(self._mapper(obj))
+            except Exception:
+                log.exception("watch mapper failed", kind=str(self._kind))
+                continue
+            for request in requests:
+                self._queue.add(request.key)
