@@ -35,6 +35,12 @@ log = structlog.get_logger("asyncop.leader")
 
 Callback = Callable[[], Awaitable[None] | None]
 
+RBAC_RULES: tuple[dict[str, list[str]], ...] = (
+    {"apiGroups": ["coordination.k8s.io"], "resources": ["leases"],
+     "verbs": ["get", "create", "update"]},
+)
+"""What leader election needs, in the Lease's namespace (the Helm chart renders this)."""
+
 
 class LeaseClient(Protocol):
     """The part of `asyncop.client.Client` that leader election uses."""

@@ -32,6 +32,11 @@ log = structlog.get_logger("asyncop.recorder")
 EventType = Literal["Normal", "Warning"]
 MAX_MESSAGE = 1024
 
+RBAC_RULES: tuple[dict[str, list[str]], ...] = (
+    {"apiGroups": [""], "resources": ["events"], "verbs": ["create", "patch"]},
+)
+"""What the recorder needs wherever it posts Events (the Helm chart renders this)."""
+
 
 class EventClient(Protocol):
     """The part of `asyncop.client.Client` that the recorder uses."""
@@ -47,7 +52,6 @@ class EventClient(Protocol):
         body: Any,
         *,
         namespace: str | None = None,
-        patch_type: str = "merge",
     ) -> RawObject: ...
 
 

@@ -1,0 +1,347 @@
+"""Manager: owns everything a set of controllers shares, and starts and stops it in order.
+
+One Manager holds the Client (created from `config` when not given), the Cache (one shared
+informer per kind), the Metrics, the EventRecorders, the controllers, the LeaderElector and
+the probes/metrics HTTP server. Usable inside any asyncio program:
+
+    async with Manager(config=cfg) as mgr:   # or: await mgr.start() ... await mgr.stop()
+        mgr.add(controller)                  # also after start
+        await mgr.wait()                     # until stop() or a fatal error
+
+Invariants:
+- Controllers run only while leading (at once without leader election); losing the lease
+  cancels every controller at once, and with `exit_on_lost_lease` makes `wait()` raise
+  `LeaderElectionLost` (the CLI then exits non-zero, like controller-runtime).
+- Shutdown order: controllers (drained within `graceful_shutdown_timeout`), informers,
+  recorders (flushed), the lease (released), the HTTP server, the client (if owned).
+- No global state; signal handlers only with `install_signal_handlers=True` (the CLI).
+  Every task the Manager starts is tracked and awaited by `stop()`: nothing is left pending.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import signal
+import socket
+import uuid
+from collections.abc import Coroutine
+from types import TracebackType
+from typing import Any, Protocol
+
+import structlog
+
+from asyncop.client import Client, ClientConfig
+from asyncop.clock import Clock, RealClock, wait_for
+from asyncop.runtime.cache import Cache
+from asyncop.runtime.health import Health, LoopLagProbe
+from asyncop.runtime.leader import LeaderElectionConfig, LeaderElector
+from asyncop.runtime.metrics import Metrics
+from asyncop.runtime.recorder import EventRecorder
+from asyncop.runtime.server import ProbeServer
+
+log = structlog.get_logger("asyncop.manager")
+
+
+class Runnable(Protocol):
+    """What the Manager runs while leading: a Controller, or anything shaped like one."""
+
+    name: str
+
+    async def run(
+        self, *, cache: Cache, clock: Clock, metrics: Metrics | None = None,
+        client: Client | None = None,
+    ) -> None: ...
+
+
+class LeaderElectionLost(RuntimeError):
+    """The Manager lost its lease; its controllers were stopped."""
+
+
+def default_identity() -> str:
+    """`$POD_NAME` (or the host name) plus a random suffix, like controller-runtime."""
+    base = os.environ.get("POD_NAME") or socket.gethostname()
+    return f"{base}_{uuid.uuid4().hex[:8]}"
+
+
+class Manager:
+    def __init__(
+        self,
+        *,
+        config: ClientConfig | None = None,
+        client: Client | None = None,
+        clock: Clock | None = None,
+        namespaces: str | set[str] | list[str] | None = None,
+        leader_election: LeaderElectionConfig | None = None,
+        metrics_bind_address: str | None = None,
+        health_probe_bind_address: str | None = None,
+        graceful_shutdown_timeout: float = 10.0,
+        exit_on_lost_lease: bool = False,
+        install_signal_handlers: bool = False,
+    ) -> None:
+        if (config is None) == (client is None):
+            raise ValueError("pass exactly one of config= or client=")
+        self.clock: Clock = clock or (client.clock if client is not None else RealClock())
+        self._owns_client = client is None
+        self.client: Client = client or Client(config, clock=self.clock)  # type: ignore[arg-type]
+        ns: frozenset[str] | None = None
+        if namespaces is not None:
+            ns = frozenset([namespaces] if isinstance(namespaces, str) else namespaces)
+        self.namespaces = ns
+        self.cache = Cache(self.client, clock=self.clock, namespaces=ns)
+        self.metrics = Metrics()
+        self.health = Health()
+        self.leader_election = leader_election
+        self.identity = (leader_election.identity if leader_election else None) or (
+            default_identity()
+        )
+        self.graceful_shutdown_timeout = graceful_shutdown_timeout
+        self.exit_on_lost_lease = exit_on_lost_lease
+        self.install_signal_handlers = install_signal_handlers
+        self._server = ProbeServer(
+            health=self.health,
+            exposition=self._exposition,
+            metrics_bind_address=metrics_bind_address,
+            health_probe_bind_address=health_probe_bind_address,
+        )
+        self._loop_probe = LoopLagProbe(self.clock)
+        self._controllers: list[Runnable] = []
+        self._controller_tasks: dict[str, asyncio.Task[None]] = {}
+        self._recorders: dict[str, EventRecorder] = {}
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._elector: LeaderElector | None = None
+        self._elector_task: asyncio.Task[None] | None = None
+        self._leading = leader_election is None
+        self._started = False
+        self._stopping = False
+        self._done = asyncio.Event()
+        self._error: BaseException | None = None
+        self._signals: list[int] = []
+        self._stop_task: asyncio.Task[None] | None = None
+        self._log = log.bind(identity=self.identity)
+        self.health.add_liveness("loop", self._loop_probe.check)
+        self.health.add_readiness("caches", self._caches_ready)
+        self.health.add_readiness("leader-election", self._election_ready)
+
+    # -- public API ---------------------------------------------------------------------------
+    @property
+    def is_leader(self) -> bool:
+        return self._leading
+
+    @property
+    def metrics_port(self) -> int | None:
+        return self._server.metrics_port
+
+    @property
+    def health_port(self) -> int | None:
+        return self._server.health_port
+
+    def add(self, controller: Runnable) -> None:
+        """Register a controller; it starts now if the Manager runs and leads."""
+        if any(c.name == controller.name for c in self._controllers):
+            raise ValueError(f"a controller named {controller.name!r} was already added")
+        self._controllers.append(controller)
+        if self._started and self._leading and not self._stopping:
+            self._start_controller(controller)
+
+    def recorder(self, component: str) -> EventRecorder:
+        """The EventRecorder for `component` (one per name; drained by the Manager)."""
+        rec = self._recorders.get(component)
+        if rec is None:
+            rec = EventRecorder(
+                self.client, component=component, clock=self.clock, host=self.identity
+            )
+            self._recorders[component] = rec
+            if self._started:
+                self._spawn(rec.run(), f"recorder:{component}")
+        return rec
+
+    async def __aenter__(self) -> Manager:
+        await self.start()
+        return self
+
+    async def __aexit__(
+        self, et: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self.stop()
+
+    async def start(self) -> None:
+        if self._started:
+            return
+        self._started = True
+        if self._owns_client:
+            await self.client.__aenter__()
+        try:
+            await self._server.start()
+        except OSError:
+            await self._close_client()
+            raise
+        if self.install_signal_handlers:
+            self._install_signals()
+        self._spawn(self._loop_probe.run(), "loop-probe")
+        for name, rec in self._recorders.items():
+            self._spawn(rec.run(), f"recorder:{name}")
+        await self.cache.start()
+        if self.leader_election is None:
+            for c in self._controllers:
+                self._start_controller(c)
+        else:
+            self._start_elector(self.leader_election)
+        self._log.info("manager started", controllers=[c.name for c in self._controllers])
+
+    async def wait(self) -> None:
+        """Until `stop()` (or a signal); raises LeaderElectionLost if the lease was lost."""
+        await self._done.wait()
+        if self._error is not None:
+            raise self._error
+
+    async def stop(self) -> None:
+        if not self._started:
+            return
+        if self._stopping:
+            await self._done.wait()
+            return
+        self._stopping = True
+        self._log.info("manager stopping")
+        try:
+            await self._stop_controllers(self.graceful_shutdown_timeout)
+            await self.cache.stop()
+            for rec in self._recorders.values():
+                await rec.flush(timeout=2.0)
+            if self._elector_task is not None:
+                await _cancel(self._elector_task)
+                self._elector_task = None
+            tasks, self._tasks = list(self._tasks), set()
+            for task in tasks:
+                await _cancel(task)
+            await self._server.stop()
+        finally:
+            self._remove_signals()
+            await self._close_client()
+            self._done.set()
+            self._log.info("manager stopped")
+
+    def request_stop(self) -> None:
+        """Ask for a graceful stop from synchronous code (a signal handler)."""
+        if not self._stopping and self._stop_task is None:
+            self._stop_task = asyncio.create_task(self.stop(), name="manager-stop")
+
+    # -- leader election ----------------------------------------------------------------------
+    def _start_elector(self, cfg: LeaderElectionConfig) -> None:
+        self.metrics.set_leader(cfg.name, leading=False)
+        self._elector = LeaderElector(
+            self.client,
+            name=cfg.name,
+            namespace=cfg.namespace,
+            identity=self.identity,
+            clock=self.clock,
+            lease_duration=cfg.lease_duration,
+            renew_deadline=cfg.renew_deadline,
+            retry_period=cfg.retry_period,
+            release_on_cancel=cfg.release_on_cancel,
+            on_started_leading=self._on_started_leading,
+            on_stopped_leading=self._on_stopped_leading,
+        )
+        self._elector_task = asyncio.create_task(self._elector.run(), name="leader-election")
+
+    def _on_started_leading(self) -> None:
+        self._leading = True
+        assert self.leader_election is not None
+        self.metrics.set_leader(self.leader_election.name, leading=True)
+        if self._stopping:
+            return
+        for c in self._controllers:
+            self._start_controller(c)
+
+    async def _on_stopped_leading(self) -> None:
+        self._leading = False
+        assert self.leader_election is not None
+        self.metrics.set_leader(self.leader_election.name, leading=False)
+        if self._stopping:
+            return
+        self._log.warning("leadership lost, stopping controllers")
+        await self._stop_controllers(0.0)
+        if self.exit_on_lost_lease:
+            self._error = LeaderElectionLost(
+                f"lost the lease {self.leader_election.namespace}/{self.leader_election.name}"
+            )
+            self.request_stop()
+
+    def _election_ready(self) -> str | None:
+        if self.leader_election is None:
+            return None
+        task = self._elector_task
+        if task is None or task.done():
+            return "leader election is not running"
+        return None
+
+    # -- controllers --------------------------------------------------------------------------
+    def _start_controller(self, c: Runnable) -> None:
+        if c.name in self._controller_tasks:
+            return
+        coro = c.run(cache=self.cache, clock=self.clock, metrics=self.metrics, client=self.client)
+        task = asyncio.create_task(self._guard(c.name, coro), name=f"controller:{c.name}")
+        self._controller_tasks[c.name] = task
+
+    async def _guard(self, name: str, coro: Coroutine[Any, Any, None]) -> None:
+        try:
+            await coro
+        except Exception as exc:
+            self._log.exception("controller failed", controller=name, error=str(exc))
+            if not self._stopping:
+                self._error = exc
+                self.request_stop()
+
+    async def _stop_controllers(self, grace: float) -> None:
+        tasks, self._controller_tasks = list(self._controller_tasks.values()), {}
+        for task in tasks:
+            task.cancel()
+        if not tasks:
+            return
+        gathered = asyncio.gather(*tasks, return_exceptions=True)
+        try:
+            await wait_for(self.clock, asyncio.shield(gathered), max(grace, 0.001) + 1.0)
+        except TimeoutError:
+            self._log.warning("controllers did not stop within the grace period")
+            for task in tasks:
+                task.cancel()
+            await gathered
+
+    # -- health and metrics -------------------------------------------------------------------
+    def _caches_ready(self) -> str | None:
+        return None if self.cache.has_synced else "informer caches not synced"
+
+    def _exposition(self) -> bytes:
+        for kind in self.cache.informers():
+            self.metrics.set_cache_objects(kind.resource, self.cache.object_count(kind))
+        return self.metrics.exposition()
+
+    # -- plumbing -----------------------------------------------------------------------------
+    def _spawn(self, coro: Coroutine[Any, Any, None], name: str) -> None:
+        task = asyncio.create_task(coro, name=name)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    def _install_signals(self) -> None:
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            with contextlib.suppress(NotImplementedError, RuntimeError):
+                loop.add_signal_handler(sig, self.request_stop)
+                self._signals.append(sig)
+
+    def _remove_signals(self) -> None:
+        loop = asyncio.get_running_loop()
+        for sig in self._signals:
+            loop.remove_signal_handler(sig)
+        self._signals.clear()
+
+    async def _close_client(self) -> None:
+        if self._owns_client:
+            await self.client.close()
+
+
+async def _cancel(task: asyncio.Task[Any]) -> None:
+    """Cancel `task` and wait for it to finish (our own cancellation still propagates)."""
+    task.cancel()
+    await asyncio.wait([task])
