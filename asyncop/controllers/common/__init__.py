@@ -5,11 +5,11 @@ package, never each other.
 """
 
 from asyncop.controllers.common.conditions import condition, set_condition
-from asyncop.controllers.common.rbac import EVENTS_RULE, PolicyRule, merge_rules
+from asyncop.controllers.common.rbac import EVENTS_RULES, PolicyRule, merge_rules
 from asyncop.controllers.common.status import write_status
 
 __all__ = [
-    "EVENTS_RULE",
+    "EVENTS_RULES",
     "PolicyRule",
     "condition",
     "merge_rules",

@@ -11,6 +11,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from asyncop.runtime import recorder
+
 READ = ("get", "list", "watch")
 WRITE = ("create", "update", "patch", "delete")
 
@@ -21,6 +23,12 @@ class PolicyRule:
     resources: tuple[str, ...]
     verbs: tuple[str, ...]
 
+    @classmethod
+    def from_dict(cls, rule: dict[str, list[str]]) -> PolicyRule:
+        return cls(
+            tuple(rule["apiGroups"]), tuple(rule["resources"]), tuple(rule["verbs"])
+        )
+
     def to_dict(self) -> dict[str, Any]:
         """The rule as it appears in a Role or ClusterRole."""
         return {
@@ -30,8 +38,11 @@ class PolicyRule:
         }
 
 
-#: The EventRecorder posts core/v1 Events and patches them to aggregate repeats.
-EVENTS_RULE = PolicyRule(("",), ("events",), ("create", "patch"))
+#: What the EventRecorder needs (core/v1 Events, create + patch to aggregate repeats),
+#: taken from the recorder itself so that the two never disagree.
+EVENTS_RULES: tuple[PolicyRule, ...] = tuple(
+    PolicyRule.from_dict(r) for r in recorder.RBAC_RULES
+)
 
 
 def merge_rules(rules: Iterable[PolicyRule]) -> list[PolicyRule]:

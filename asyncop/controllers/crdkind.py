@@ -1,0 +1,249 @@
+"""crdkind: a CrdKind runs mysql or tomcat as a Deployment behind a NodePort Service.
+
+For CrdKind `<name>` with `spec.choice` c the controller keeps a Deployment `<name>-<c>`
+(image by choice, configurable; `spec.replicas` replicas) and a NodePort Service `<name>-<c>`
+(mysql 3306, tomcat 8080) selecting exactly those pods, both controlled by the CrdKind.
+Invariants:
+
+- Child names are deterministic, so re-running a reconcile creates nothing twice.
+- Changing `choice` replaces both children: the new pair is created, then every Deployment
+  and Service this CrdKind controls under another name is deleted.
+- Replica drift is fixed; status reports `deployment`, `service`, `nodePort`,
+  `readyReplicas`, a `Ready` condition and `observedGeneration`.
+- A missing choice (the schema's enum and anchored pattern reject anything else) is
+  reported in status and a Warning Event, and not retried until the spec changes.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import structlog
+
+from asyncop.api import AlreadyExists, NotFound, RawObject, Request, deep_copy, owner_reference
+from asyncop.api.kinds import DEPLOYMENT, SERVICE, Kind
+from asyncop.api.owners import is_controlled_by
+from asyncop.client import Client
+from asyncop.clock import Clock, format_time
+from asyncop.controllers.common import (
+    EVENTS_RULES,
+    PolicyRule,
+    condition,
+    set_condition,
+    write_status,
+)
+from asyncop.controllers.kinds import CRDKIND
+from asyncop.runtime.cache import Cache
+from asyncop.runtime.controller import Controller
+from asyncop.runtime.handlers import for_, owns
+from asyncop.runtime.manager import Manager
+from asyncop.runtime.reconcile import Result
+from asyncop.runtime.recorder import EventRecorder
+
+log = structlog.get_logger("asyncop.controllers.crdkind")
+
+PORTS = {"mysql": 3306, "tomcat": 8080}
+DEFAULT_IMAGES = {"mysql": "mysql:8.4", "tomcat": "tomcat:10"}
+
+RBAC_RULES: tuple[PolicyRule, ...] = (
+    PolicyRule((CRDKIND.group,), (CRDKIND.plural,), ("get", "list", "watch")),
+    PolicyRule((CRDKIND.group,), (f"{CRDKIND.plural}/status",), ("get", "update", "patch")),
+    PolicyRule(
+        ("apps",), ("deployments",),
+        ("get", "list", "watch", "create", "update", "patch", "delete"),
+    ),
+    PolicyRule(("",), ("services",), ("get", "list", "watch", "create", "update", "patch",
+                                      "delete")),
+    *EVENTS_RULES,
+)
+
+
+class CrdKindReconciler:
+    def __init__(
+        self,
+        *,
+        client: Client,
+        cache: Cache,
+        clock: Clock,
+        recorder: EventRecorder,
+        images: dict[str, str] | None = None,
+    ) -> None:
+        self.client = client
+        self.cache = cache
+        self.clock = clock
+        self.recorder = recorder
+        self.images = {**DEFAULT_IMAGES, **(images or {})}
+
+    async def reconcile(self, req: Request) -> Result:
+        ck = self.cache.get(CRDKIND, req.name, req.namespace)
+        if ck is None or ck["metadata"].get("deletionTimestamp"):
+            return Result()
+        spec = ck.get("spec") or {}
+        generation = ck["metadata"].get("generation", 0)
+        status: dict[str, Any] = dict(ck.get("status") or {})
+        choice = spec.get("choice")
+        if choice not in PORTS:
+            message = f"spec.choice must be one of {sorted(PORTS)}, got {choice!r}"
+            status.update(message=message, observedGeneration=generation)
+            status["conditions"] = self._ready(status, False, "InvalidSpec", message, generation)
+            if await write_status(self.client, CRDKIND, ck, status) is not None:
+                self.recorder.event(ck, "Warning", "InvalidSpec", message)
+            return Result()
+        replicas = int(spec.get("replicas") or 1)
+        name = f"{req.name}-{choice}"
+        labels = {"app": name, "crdkind": req.name, "choice": choice}
+
+        dep = await self._ensure_deployment(ck, name, labels, replicas, choice)
+        svc = await self._ensure_service(ck, name, labels, choice)
+        if dep is None or svc is None:
+            return Result()  # reported: a foreign object holds the name
+        removed = await self._delete_others(ck, keep=name)
+        if removed:
+            self.recorder.event(ck, "Normal", "Replaced", f"Now running {choice} as {name}")
+
+        ready_replicas = int((dep.get("status") or {}).get("readyReplicas") or 0)
+        ports = (svc.get("spec") or {}).get("ports") or [{}]
+        node_port = ports[0].get("nodePort")
+        ready = ready_replicas >= replicas
+        status = {
+            "deployment": name,
+            "service": name,
+            "readyReplicas": ready_replicas,
+            "observedGeneration": generation,
+            "conditions": self._ready(
+                status, ready, "Available" if ready else "Progressing",
+                f"{ready_replicas}/{replicas} replicas of {name} ready", generation,
+            ),
+        }
+        if node_port is not None:
+            status["nodePort"] = int(node_port)
+        if await write_status(self.client, CRDKIND, ck, status) is not None:
+            log.info("crdkind synced", crdkind=req.key, deployment=name, ready=ready_replicas)
+        return Result()
+
+    def _ready(
+        self, status: dict[str, Any], ok: bool, reason: str, message: str, generation: int
+    ) -> list[dict[str, Any]]:
+        cond = condition("Ready", ok, reason=reason, message=message, generation=generation,
+                         now=format_time(self.clock.now()))
+        return set_condition(status.get("conditions"), cond)
+
+    async def _ensure_deployment(
+        self, ck: RawObject, name: str, labels: dict[str, str], replicas: int, choice: str
+    ) -> RawObject | None:
+        ns = ck["metadata"]["namespace"]
+        desired: RawObject = {
+            "apiVersion": "apps/v1",
+            "kind": "Deployment",
+            "metadata": {"name": name, "namespace": ns, "labels": dict(labels),
+                         "ownerReferences": [owner_reference(ck)]},
+            "spec": {
+                "replicas": replicas,
+                "selector": {"matchLabels": dict(labels)},
+                "template": {
+                    "metadata": {"labels": dict(labels)},
+                    "spec": {"containers": [{
+                        "name": choice,
+                        "image": self.images[choice],
+                        "ports": [{"containerPort": PORTS[choice]}],
+                    }]},
+                },
+            },
+        }
+        dep = await self._get_or_create(ck, DEPLOYMENT, desired)
+        if dep is not None and (dep.get("spec") or {}).get("replicas") != replicas:
+            body = deep_copy(dep)
+            body["spec"]["replicas"] = replicas
+            dep = await self.client.update(DEPLOYMENT, body)
+            self.recorder.event(ck, "Normal", "Scaled", f"Scaled {name} to {replicas}")
+        return dep
+
+    async def _ensure_service(
+        self, ck: RawObject, name: str, labels: dict[str, str], choice: str
+    ) -> RawObject | None:
+        ns = ck["metadata"]["namespace"]
+        port = PORTS[choice]
+        desired: RawObject = {
+            "apiVersion": "v1",
+            "kind": "Service",
+            "metadata": {"name": name, "namespace": ns, "labels": dict(labels),
+                         "ownerReferences": [owner_reference(ck)]},
+            "spec": {
+                "type": "NodePort",
+                "selector": dict(labels),
+                "ports": [{"name": choice, "port": port, "targetPort": port,
+                           "protocol": "TCP"}],
+            },
+        }
+        svc = await self._get_or_create(ck, SERVICE, desired)
+        if svc is None:
+            return None
+        spec = svc.get("spec") or {}
+        ports = spec.get("ports") or []
+        if (spec.get("type") != "NodePort" or spec.get("selector") != labels
+                or [p.get("port") for p in ports] != [port]):
+            body = deep_copy(svc)
+            body["spec"]["type"] = "NodePort"
+            body["spec"]["selector"] = dict(labels)
+            node_port = ports[0].get("nodePort") if len(ports) == 1 else None
+            new_port: dict[str, Any] = {"name": choice, "port": port, "targetPort": port,
+                                        "protocol": "TCP"}
+            if node_port:
+                new_port["nodePort"] = node_port
+            body["spec"]["ports"] = [new_port]
+            svc = await self.client.update(SERVICE, body)
+        return svc
+
+    async def _get_or_create(self, ck: RawObject, kind: Kind, desired: RawObject
+                             ) -> RawObject | None:
+        """The controlled object of that name (created if missing), or None if foreign."""
+        ns, name = ck["metadata"]["namespace"], desired["metadata"]["name"]
+        obj = self.cache.get(kind, name, ns)
+        if obj is None:
+            try:
+                obj = await self.client.create(kind, desired, namespace=ns)
+                self.recorder.event(ck, "Normal", "Created", f"Created {kind.kind} {name}")
+                log.info("child created", crdkind=name, kind=kind.kind)
+                return obj
+            except AlreadyExists:
+                obj = await self.client.get(kind, name, namespace=ns)
+        if is_controlled_by(obj, ck):
+            return obj
+        message = f'{kind.kind} "{name}" already exists and is not managed by this CrdKind'
+        generation = ck["metadata"].get("generation", 0)
+        status = dict(ck.get("status") or {}, message=message, observedGeneration=generation)
+        status["conditions"] = self._ready(status, False, "ErrResourceExists", message,
+                                           generation)
+        if await write_status(self.client, CRDKIND, ck, status) is not None:
+            self.recorder.event(ck, "Warning", "ErrResourceExists", message)
+        return None
+
+    async def _delete_others(self, ck: RawObject, *, keep: str) -> bool:
+        """Delete the Deployments and Services this CrdKind controls under another name."""
+        removed = False
+        uid = ck["metadata"]["uid"]
+        for kind in (DEPLOYMENT, SERVICE):
+            for obj in self.cache.by_index(kind, "owner_uid", uid):
+                meta = obj["metadata"]
+                if (meta["name"] == keep or meta.get("deletionTimestamp")
+                        or not is_controlled_by(obj, ck)):
+                    continue
+                try:
+                    await self.client.delete(kind, meta["name"], namespace=meta["namespace"],
+                                             propagation_policy="Background")
+                    log.info("child deleted", kind=kind.kind, name=meta["name"])
+                except NotFound:
+                    pass
+                removed = True
+        return removed
+
+
+def crdkind_controller(
+    mgr: Manager, *, workers: int = 2, images: dict[str, str] | None = None
+) -> Controller:
+    """The `crdkind` controller: CrdKinds and the Deployments and Services they own."""
+    r = CrdKindReconciler(client=mgr.client, cache=mgr.cache, clock=mgr.clock,
+                          recorder=mgr.recorder("crdkind-controller"), images=images)
+    return Controller(
+        "crdkind", r, watches=[for_(CRDKIND), owns(DEPLOYMENT), owns(SERVICE)], workers=workers
+    )

@@ -1,0 +1,184 @@
+"""foo: the kubernetes/sample-controller contract — a Foo owns an nginx Deployment.
+
+A Foo asks for a Deployment named `spec.deploymentName` with `spec.replicas` replicas
+(labels `app=nginx`, `controller=<foo>`), owned by the Foo (controller reference, so the
+garbage collector deletes it with the Foo). Invariants:
+
+- A Deployment of that name that this Foo does not control is never touched: the Foo gets
+  a Warning Event `ErrResourceExists` and a status message, and is reconciled again when
+  that Deployment changes or goes away (Deployments are mapped to the Foos naming them).
+- Drift in replicas is fixed; `status.availableReplicas` mirrors the Deployment's.
+- A Deployment this Foo controls under another name (deploymentName was changed) is deleted.
+- A missing `spec.deploymentName` is reported (status message + Warning Event, once per
+  generation) and not retried until the spec changes.
+- Success: a Normal Event `Synced` "Foo synced successfully" when something changed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+import structlog
+
+from asyncop.api import (
+    AlreadyExists,
+    NotFound,
+    RawObject,
+    Request,
+    controller_of,
+    deep_copy,
+    is_controlled_by,
+    owner_reference,
+)
+from asyncop.api.kinds import DEPLOYMENT
+from asyncop.client import Client
+from asyncop.controllers.common import EVENTS_RULES, PolicyRule, write_status
+from asyncop.controllers.kinds import FOO
+from asyncop.runtime.cache import Cache
+from asyncop.runtime.controller import Controller
+from asyncop.runtime.handlers import Mapper, for_, watches
+from asyncop.runtime.manager import Manager
+from asyncop.runtime.reconcile import Result
+from asyncop.runtime.recorder import EventRecorder
+
+log = structlog.get_logger("asyncop.controllers.foo")
+
+SUCCESS_SYNCED = "Synced"
+ERR_RESOURCE_EXISTS = "ErrResourceExists"
+MESSAGE_SYNCED = "Foo synced successfully"
+
+RBAC_RULES: tuple[PolicyRule, ...] = (
+    PolicyRule((FOO.group,), (FOO.plural,), ("get", "list", "watch")),
+    PolicyRule((FOO.group,), (f"{FOO.plural}/status",), ("get", "update", "patch")),
+    PolicyRule(
+        ("apps",), ("deployments",),
+        ("get", "list", "watch", "create", "update", "patch", "delete"),
+    ),
+    *EVENTS_RULES,
+)
+
+
+class FooReconciler:
+    def __init__(
+        self, *, client: Client, cache: Cache, recorder: EventRecorder, image: str = "nginx:latest"
+    ) -> None:
+        self.client = client
+        self.cache = cache
+        self.recorder = recorder
+        self.image = image
+
+    async def reconcile(self, req: Request) -> Result:
+        foo = self.cache.get(FOO, req.name, req.namespace)
+        if foo is None or foo["metadata"].get("deletionTimestamp"):
+            return Result()
+        spec = foo.get("spec") or {}
+        generation = foo["metadata"].get("generation", 0)
+        old_status: dict[str, Any] = foo.get("status") or {}
+        name = spec.get("deploymentName")
+        if not name or not isinstance(name, str):
+            message = "spec.deploymentName must be set to the name of the Deployment to manage"
+            new = {"availableReplicas": 0, "message": message, "observedGeneration": generation}
+            if await write_status(self.client, FOO, foo, new) is not None:
+                self.recorder.event(foo, "Warning", "InvalidSpec", message)
+            return Result()
+        replicas = int(spec.get("replicas") or 1)
+        changed = await self._delete_renamed(foo, keep=name)
+
+        dep = self.cache.get(DEPLOYMENT, name, req.namespace)
+        if dep is None:
+            try:
+                dep = await self.client.create(
+                    DEPLOYMENT, self._deployment(foo, name, replicas), namespace=req.namespace
+                )
+                log.info("deployment created", foo=req.key, deployment=name)
+                changed = True
+            except AlreadyExists:  # the cache lags: look at what is there
+                dep = await self.client.get(DEPLOYMENT, name, namespace=req.namespace)
+        if not is_controlled_by(dep, foo):
+            message = f'Resource "{name}" already exists and is not managed by Foo'
+            new = dict(old_status, message=message, observedGeneration=generation)
+            if await write_status(self.client, FOO, foo, new) is not None:
+                self.recorder.event(foo, "Warning", ERR_RESOURCE_EXISTS, message)
+            log.info("deployment not ours", foo=req.key, deployment=name)
+            return Result()  # the Deployment mapper enqueues us when it changes or goes
+        if (dep.get("spec") or {}).get("replicas") != replicas:
+            body = deep_copy(dep)
+            body["spec"]["replicas"] = replicas
+            dep = await self.client.update(DEPLOYMENT, body)
+            log.info("deployment scaled", foo=req.key, deployment=name, replicas=replicas)
+            changed = True
+        available = int((dep.get("status") or {}).get("availableReplicas") or 0)
+        new = {"availableReplicas": available, "observedGeneration": generation}
+        if await write_status(self.client, FOO, foo, new) is not None:
+            changed = True
+        if changed:
+            self.recorder.event(foo, "Normal", SUCCESS_SYNCED, MESSAGE_SYNCED)
+        return Result()
+
+    async def _delete_renamed(self, foo: RawObject, *, keep: str) -> bool:
+        """Delete Deployments this Foo controls under a name it no longer asks for."""
+        deleted = False
+        uid = foo["metadata"]["uid"]
+        for dep in self.cache.by_index(DEPLOYMENT, "owner_uid", uid):
+            if dep["metadata"]["name"] == keep or not is_controlled_by(dep, foo):
+                continue
+            try:
+                await self.client.delete(
+                    DEPLOYMENT, dep["metadata"]["name"],
+                    namespace=dep["metadata"]["namespace"], propagation_policy="Background",
+                )
+            except NotFound:
+                pass
+            deleted = True
+        return deleted
+
+    def _deployment(self, foo: RawObject, name: str, replicas: int) -> RawObject:
+        labels = {"app": "nginx", "controller": foo["metadata"]["name"]}
+        return {
+            "apiVersion": "apps/v1",
+            "kind": "Deployment",
+            "metadata": {
+                "name": name,
+                "namespace": foo["metadata"]["namespace"],
+                "labels": dict(labels),
+                "ownerReferences": [owner_reference(foo)],
+            },
+            "spec": {
+                "replicas": replicas,
+                "selector": {"matchLabels": dict(labels)},
+                "template": {
+                    "metadata": {"labels": dict(labels)},
+                    "spec": {"containers": [{"name": "nginx", "image": self.image}]},
+                },
+            },
+        }
+
+
+def deployment_to_foos(cache: Cache) -> Mapper:
+    """Map a Deployment to its controlling Foo and to every Foo that names it."""
+
+    def mapper(dep: RawObject) -> Iterable[Request]:
+        meta = dep["metadata"]
+        ns = meta.get("namespace") or ""
+        out: set[Request] = set()
+        ref = controller_of(dep)
+        if ref is not None and ref.get("kind") == FOO.kind:
+            out.add(Request(ref["name"], ns))
+        for foo in cache.list(FOO, namespace=ns):
+            if (foo.get("spec") or {}).get("deploymentName") == meta["name"]:
+                out.add(Request(foo["metadata"]["name"], ns))
+        return out
+
+    return mapper
+
+
+def foo_controller(mgr: Manager, *, workers: int = 2, image: str = "nginx:latest") -> Controller:
+    """The `foo` controller: Foo objects and the Deployments they name."""
+    r = FooReconciler(
+        client=mgr.client, cache=mgr.cache, recorder=mgr.recorder("foo-controller"), image=image
+    )
+    return Controller(
+        "foo", r, watches=[for_(FOO), watches(DEPLOYMENT, deployment_to_foos(mgr.cache))],
+        workers=workers,
+    )
