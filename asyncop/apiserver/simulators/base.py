@@ -1,0 +1,217 @@
+"""The machinery every simulator shares: the store it drives, the event pump, the worker loop.
+
+A simulator is level-triggered. `observe()` (synchronous and cheap) turns a store event into
+dirty keys; `sync(key)` reads the *current* object from the store and writes only what is
+missing, so replaying an event or a full `resync()` is always harmless. One pump task consumes
+`store.subscribe()` and feeds every simulator; one worker task per simulator wakes on dirty
+keys (from events, clock timers or retries) and drains them one at a time.
+
+Invariants: no task per event (a dict of dirty keys, bounded by the number of objects, plus
+clock timers); a Conflict re-reads and retries, a NotFound drops the key, any other error is
+logged and retried after `retry_delay` on the clock; CancelledError always propagates; nothing
+writes when the stored state already matches.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import builtins
+from collections.abc import AsyncIterator, Callable, Hashable, Sequence
+from typing import Any, Generic, Protocol, TypeVar
+
+import structlog
+
+from asyncop.api import Conflict, NotFound
+from asyncop.apiserver.resources import ResourceType
+from asyncop.clock import Clock, Timer
+
+Obj = dict[str, Any]
+Admission = Callable[[str, Obj, Obj | None], None]
+
+log = structlog.get_logger("asyncop.apiserver.simulators")
+
+K = TypeVar("K", bound=Hashable)
+
+#: Consecutive Conflicts on one key retried at once before backing off on the clock.
+_MAX_IMMEDIATE_CONFLICTS = 5
+
+
+class SimRegistry(Protocol):
+    def all_types(self) -> list[ResourceType]: ...
+
+    def storage_type(self, gr: tuple[str, str]) -> ResourceType | None: ...
+
+
+class SimStore(Protocol):
+    """The in-process store API of the embedded server that simulators use."""
+
+    @property
+    def registry(self) -> SimRegistry: ...
+
+    def get(self, rt: ResourceType, namespace: str | None, name: str) -> Obj | None: ...
+
+    def list(self, rt: ResourceType, namespace: str | None = None) -> list[Obj]: ...
+
+    async def create(self, rt: ResourceType, obj: Obj, *, namespace: str | None = None) -> Obj: ...
+
+    async def update(self, rt: ResourceType, obj: Obj) -> Obj: ...
+
+    async def update_status(self, rt: ResourceType, obj: Obj) -> Obj: ...
+
+    async def delete(self, rt: ResourceType, namespace: str | None, name: str, *,
+                     propagation_policy: str | None = None) -> Obj | None: ...
+
+    def resolve(self, group: str, version: str, plural: str) -> ResourceType: ...
+
+    def type_for_kind(self, api_version: str, kind: str) -> ResourceType | None: ...
+
+    def add_admission(self, gr: tuple[str, str], fn: Admission) -> None: ...
+
+    def subscribe(self) -> AsyncIterator[tuple[str, ResourceType, Obj]]: ...
+
+    async def finalize_namespace(self, name: str, finalizers: builtins.list[str]) -> Obj | None: ...
+
+
+def storage_types(store: SimStore) -> list[ResourceType]:
+    """One ResourceType per stored resource (every served version shares one storage)."""
+    seen: dict[tuple[str, str], ResourceType] = {}
+    for rt in store.registry.all_types():
+        if rt.gr not in seen:
+            seen[rt.gr] = store.registry.storage_type(rt.gr) or rt
+    return list(seen.values())
+
+
+def ns_of(obj: Obj) -> str:
+    return str(obj.get("metadata", {}).get("namespace") or "")
+
+
+def name_of(obj: Obj) -> str:
+    return str(obj.get("metadata", {}).get("name") or "")
+
+
+def uid_of(obj: Obj) -> str:
+    return str(obj.get("metadata", {}).get("uid") or "")
+
+
+def deleting(obj: Obj) -> bool:
+    return bool(obj.get("metadata", {}).get("deletionTimestamp"))
+
+
+def controller_uid(obj: Obj) -> str | None:
+    for ref in obj.get("metadata", {}).get("ownerReferences") or ():
+        if ref.get("controller"):
+            return str(ref.get("uid"))
+    return None
+
+
+class Simulator(Generic[K]):
+    """Base of a simulator: a dirty-key set drained by one worker task (`run`)."""
+
+    name = "simulator"
+
+    def __init__(self, store: SimStore, clock: Clock, *, retry_delay: float,
+                 resync_period: float) -> None:
+        self.store = store
+        self.clock = clock
+        self._retry_delay = retry_delay
+        self._resync_period = resync_period
+        self._dirty: dict[K, None] = {}
+        self._conflicts: dict[K, int] = {}
+        self._wake = asyncio.Event()
+        self._wake.set()
+        self._resync_wanted = True
+        self._resync_timer: Timer | None = None
+        self.log = log.bind(simulator=self.name)
+
+    # to override --------------------------------------------------------------------------
+    def observe(self, event: str, rt: ResourceType, obj: Obj) -> None:
+        """Turn one store event into dirty keys (must not block or raise)."""
+
+    async def resync(self) -> None:
+        """Mark every object this simulator cares about dirty (level-triggered catch-up)."""
+
+    async def sync(self, key: K) -> None:
+        """Bring the object behind `key` to its wanted state (re-reads the store)."""
+
+    # queueing -----------------------------------------------------------------------------
+    def add(self, key: K) -> None:
+        self._dirty[key] = None
+        self._wake.set()
+
+    def add_after(self, key: K, delay: float) -> Timer:
+        return self.clock.call_later(delay, lambda: self.add(key))
+
+    def request_resync(self) -> None:
+        self._resync_wanted = True
+        self._wake.set()
+
+    # the worker ---------------------------------------------------------------------------
+    async def run(self) -> None:
+        try:
+            while True:
+                await self._wake.wait()
+                self._wake.clear()
+                if self._resync_wanted:
+                    await self._do_resync()
+                while self._dirty:
+                    key = next(iter(self._dirty))
+                    del self._dirty[key]
+                    await self._sync_one(key)
+                    await asyncio.sleep(0)  # let the pump and the server breathe
+        finally:
+            if self._resync_timer is not None:
+                self._resync_timer.cancel()
+
+    async def _do_resync(self) -> None:
+        self._resync_wanted = False
+        if self._resync_timer is not None:
+            self._resync_timer.cancel()
+        self._resync_timer = self.clock.call_later(self._resync_period, self.request_resync)
+        try:
+            await self.resync()
+        except Exception:
+            self.log.exception("simulator resync failed")
+            self._resync_timer.cancel()
+            self._resync_timer = self.clock.call_later(self._retry_delay, self.request_resync)
+
+    async def _sync_one(self, key: K) -> None:
+        try:
+            await self.sync(key)
+        except NotFound:
+            self._conflicts.pop(key, None)
+        except Conflict:
+            n = self._conflicts.get(key, 0) + 1
+            self._conflicts[key] = n
+            if n <= _MAX_IMMEDIATE_CONFLICTS:
+                self.add(key)
+            else:
+                self._conflicts.pop(key, None)
+                self.add_after(key, self._retry_delay)
+        except Exception:
+            self._conflicts.pop(key, None)
+            self.log.exception("simulator sync failed", key=str(key))
+            self.add_after(key, self._retry_delay)
+        else:
+            self._conflicts.pop(key, None)
+
+
+async def pump(store: SimStore, clock: Clock, sims: Sequence[Simulator[Any]], *,
+               retry_delay: float) -> None:
+    """Feed every store event to every simulator; resync all after a lost subscription."""
+    while True:
+        seen = 0
+        try:
+            async for event, rt, obj in store.subscribe():
+                seen += 1
+                for sim in sims:
+                    try:
+                        sim.observe(event, rt, obj)
+                    except Exception:
+                        sim.log.exception("simulator observe failed", event=event)
+        except Exception:
+            log.exception("simulator subscription failed")
+            seen = 0
+        if not seen:  # ended at once: do not spin
+            await clock.sleep(retry_delay)
+        for sim in sims:
+            sim.request_resync()

@@ -1,0 +1,43 @@
+"""SimulatorConfig: which cluster simulators run and how they pace themselves.
+
+A frozen value handed to `start_simulators`. Every delay is in seconds of the injected Clock
+(virtual seconds under `FakeClock`). Invariant: all simulators are on by default; turning one
+off means nothing of its kind happens (pods stay Pending, services get no clusterIP, …).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SimulatorConfig:
+    gc: bool = True
+    """ownerReference garbage collection (background, foreground, orphan)."""
+    namespaces: bool = True
+    """Namespace lifecycle: empty a Terminating namespace, then finalize it."""
+    deployments: bool = True
+    """Deployment -> ReplicaSet -> Pod controller, with Deployment/ReplicaSet status."""
+    pods: bool = True
+    """Scheduler + kubelet stand-in: Pending -> Running (-> Succeeded/Failed)."""
+    services: bool = True
+    """clusterIP and nodePort allocation (an admission hook on services)."""
+
+    pod_start_delay: float = 0.0
+    """Seconds from a pod's first sighting to Running (it is bound at once)."""
+    pod_run_duration: float = 1.0
+    """Seconds a run-to-completion pod runs before it terminates (annotation overrides)."""
+    node_name: str = "asyncop-node"
+    """spec.nodeName given to every pod."""
+    host_ip: str = "172.18.0.2"
+    """status.hostIP of every pod (the one simulated node)."""
+    pod_cidr: str = "10.244.0.0/16"
+    """Pod IPs are handed out from this range."""
+    service_cidr: str = "10.96.0.0/12"
+    """clusterIPs are allocated from this range (.1 is kept for default/kubernetes)."""
+    node_port_range: tuple[int, int] = (30000, 32767)
+    """Inclusive range of allocatable nodePorts."""
+    retry_delay: float = 0.5
+    """Back-off before retrying a key whose write failed with an unexpected error."""
+    resync_period: float = 30.0
+    """Every simulator re-checks all of its objects this often (level-triggered safety net)."""

@@ -1,0 +1,40 @@
+"""Helpers for the simulator tests: a store with the simulators running, and `quiesce`."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+from typing import Any
+
+from asyncop.apiserver.simulators import SimulatorConfig, start_simulators
+from asyncop.apiserver.storage import Store
+from asyncop.clock import Clock
+
+
+@dataclass
+class Sim:
+    store: Store
+    clock: Any
+    tasks: list[asyncio.Task[None]] = field(default_factory=list)
+
+    def rt(self, group: str, version: str, plural: str) -> Any:
+        return self.store.resolve(group, version, plural)
+
+
+async def quiesce(turns: int = 300) -> None:
+    for _ in range(turns):
+        await asyncio.sleep(0)
+
+
+async def started(clock: Clock, config: SimulatorConfig) -> Sim:
+    store = Store(clock=clock, seed=7)
+    sim = Sim(store, clock)
+    sim.tasks = start_simulators(store, clock, config)
+    await quiesce(5)
+    return sim
+
+
+async def stop(sim: Sim) -> None:
+    for task in sim.tasks:
+        task.cancel()
+    await asyncio.gather(*sim.tasks, return_exceptions=True)
