@@ -1,0 +1,27 @@
+# asyncop operator image: small, non-root, runs `asyncop run`.
+# Build: docker build -t asyncop:0.1.0 .
+FROM python:3.11-slim AS build
+ENV PIP_NO_CACHE_DIR=1 PIP_DISABLE_PIP_VERSION_CHECK=1
+WORKDIR /src
+COPY pyproject.toml README.md ./
+COPY asyncop ./asyncop
+COPY crds ./crds
+RUN python -m venv /opt/asyncop \
+ && /opt/asyncop/bin/pip install --no-compile . \
+ && find /opt/asyncop -name '__pycache__' -prune -exec rm -rf {} +
+
+FROM python:3.11-slim
+LABEL org.opencontainers.image.title="asyncop" \
+      org.opencontainers.image.description="asyncio Kubernetes operators (at, foo, network, crdkind, jinghzhu, podlogger)" \
+      org.opencontainers.image.licenses="Apache-2.0"
+ENV PATH=/opt/asyncop/bin:$PATH \
+    PYTHONDONTWRITEBYTECODE=1 \
+    PYTHONUNBUFFERED=1
+RUN groupadd --system --gid 65532 asyncop \
+ && useradd --system --uid 65532 --gid 65532 --no-create-home --home-dir /nonexistent \
+      --shell /usr/sbin/nologin asyncop
+COPY --from=build /opt/asyncop /opt/asyncop
+USER 65532:65532
+EXPOSE 8080 8081
+ENTRYPOINT ["asyncop", "run"]
+CMD ["--log-format=json"]

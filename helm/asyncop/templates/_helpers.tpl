@@ -1,0 +1,67 @@
+{{/* Chart name, truncated to the 63 characters a label value allows. */}}
+{{- define "asyncop.name" -}}
+{{- default .Chart.Name .Values.nameOverride | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+
+{{/* Full name: release-name prefixed unless it already contains the chart name. */}}
+{{- define "asyncop.fullname" -}}
+{{- if .Values.fullnameOverride -}}
+{{- .Values.fullnameOverride | trunc 63 | trimSuffix "-" -}}
+{{- else -}}
+{{- $name := default .Chart.Name .Values.nameOverride -}}
+{{- if contains $name .Release.Name -}}
+{{- .Release.Name | trunc 63 | trimSuffix "-" -}}
+{{- else -}}
+{{- printf "%s-%s" .Release.Name $name | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{- define "asyncop.selectorLabels" -}}
+app.kubernetes.io/name: {{ include "asyncop.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+{{- end -}}
+
+{{- define "asyncop.labels" -}}
+helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" }}
+{{ include "asyncop.selectorLabels" . }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+app.kubernetes.io/component: operator
+{{- end -}}
+
+{{- define "asyncop.serviceAccountName" -}}
+{{- if .Values.serviceAccount.create -}}
+{{- default (include "asyncop.fullname" .) .Values.serviceAccount.name -}}
+{{- else -}}
+{{- default "default" .Values.serviceAccount.name -}}
+{{- end -}}
+{{- end -}}
+
+{{- define "asyncop.leaseNamespace" -}}
+{{- default .Release.Namespace .Values.leaderElection.namespace -}}
+{{- end -}}
+
+{{/*
+The namespaced RBAC rules of the enabled controllers plus the manager's own (events), read
+from files/rbac-rules.yaml, which hack/generate.py writes from the code's registry.
+*/}}
+{{- define "asyncop.controllerRules" -}}
+{{- $all := .Files.Get "files/rbac-rules.yaml" | fromYaml -}}
+{{- $rules := list -}}
+{{- range $all.manager -}}
+{{- $rules = append $rules . -}}
+{{- end -}}
+{{- range .Values.controllers -}}
+{{- $c := index $all.controllers . | default list -}}
+{{- range $c -}}
+{{- $rules = append $rules . -}}
+{{- end -}}
+{{- end -}}
+{{- toYaml $rules -}}
+{{- end -}}
+
+{{- define "asyncop.leaseRules" -}}
+{{- $all := .Files.Get "files/rbac-rules.yaml" | fromYaml -}}
+{{- toYaml $all.leaderElection -}}
+{{- end -}}
