@@ -1,0 +1,140 @@
+"""Server-side defaults of built-in kinds (the subset operators and tools rely on).
+
+`defaults(rt, obj, old)` runs on create (old is None) and on main-endpoint updates, before
+admission. Invariant: only fields that are absent are filled in; a client-provided value is
+never overwritten (except Secret `stringData`, which is write-only and folded into `data`).
+"""
+
+from __future__ import annotations
+
+import base64
+from typing import Any
+
+from asyncop.apiserver.resources import ResourceType
+
+
+def defaults(rt: ResourceType, obj: dict[str, Any], old: dict[str, Any] | None) -> None:
+    fn = _DEFAULTS.get(rt.gr)
+    if fn is not None:
+        fn(obj, old)
+
+
+def _spec(obj: dict[str, Any]) -> dict[str, Any]:
+    spec = obj.get("spec")
+    if not isinstance(spec, dict):
+        spec = obj["spec"] = {}
+    return spec
+
+
+def _namespace(obj: dict[str, Any], old: dict[str, Any] | None) -> None:
+    meta = obj["metadata"]
+    labels = meta.get("labels")
+    if not isinstance(labels, dict):
+        labels = meta["labels"] = {}
+    labels["kubernetes.io/metadata.name"] = meta["name"]
+    if old is None:
+        spec = _spec(obj)
+        spec.setdefault("finalizers", ["kubernetes"])
+        obj["status"] = {"phase": "Active"}
+    else:
+        obj["spec"] = old.get("spec", {})
+        obj["status"] = old.get("status", {})
+
+
+def _secret(obj: dict[str, Any], old: dict[str, Any] | None) -> None:
+    obj.setdefault("type", "Opaque")
+    string_data = obj.pop("stringData", None)
+    if isinstance(string_data, dict) and string_data:
+        data = obj.get("data")
+        if not isinstance(data, dict):
+            data = obj["data"] = {}
+        for key, value in string_data.items():
+            data[key] = base64.b64encode(str(value).encode()).decode()
+
+
+def _pod(obj: dict[str, Any], old: dict[str, Any] | None) -> None:
+    if old is not None:
+        return
+    spec = _spec(obj)
+    spec.setdefault("restartPolicy", "Always")
+    spec.setdefault("terminationGracePeriodSeconds", 30)
+    spec.setdefault("dnsPolicy", "ClusterFirst")
+    spec.setdefault("schedulerName", "default-scheduler")
+    spec.setdefault("securityContext", {})
+    spec.setdefault("serviceAccountName", "default")
+    for container in (spec.get("containers") or []) + (spec.get("initContainers") or []):
+        if not isinstance(container, dict):
+            continue
+        image = str(container.get("image", ""))
+        tag = image.rsplit("/", 1)[-1]
+        latest = ":" not in tag or tag.endswith(":latest")
+        container.setdefault("imagePullPolicy", "Always" if latest else "IfNotPresent")
+        container.setdefault("terminationMessagePath", "/dev/termination-log")
+        container.setdefault("terminationMessagePolicy", "File")
+        container.setdefault("resources", {})
+    obj["status"] = {"phase": "Pending", "qosClass": "BestEffort"}
+
+
+def _workload(obj: dict[str, Any], old: dict[str, Any] | None) -> None:
+    spec = _spec(obj)
+    spec.setdefault("replicas", 1)
+    spec.setdefault("revisionHistoryLimit", 10)
+
+
+def _deployment(obj: dict[str, Any], old: dict[str, Any] | None) -> None:
+    _workload(obj, old)
+    spec = _spec(obj)
+    spec.setdefault("progressDeadlineSeconds", 600)
+    spec.setdefault("strategy", {"type": "RollingUpdate",
+                                 "rollingUpdate": {"maxUnavailable": "25%", "maxSurge": "25%"}})
+
+
+def _replicaset(obj: dict[str, Any], old: dict[str, Any] | None) -> None:
+    _spec(obj).setdefault("replicas", 1)
+
+
+def _service(obj: dict[str, Any], old: dict[str, Any] | None) -> None:
+    spec = _spec(obj)
+    spec.setdefault("type", "ClusterIP")
+    spec.setdefault("sessionAffinity", "None")
+    if spec.get("type") in ("NodePort", "LoadBalancer"):
+        spec.setdefault("externalTrafficPolicy", "Cluster")
+    for port in spec.get("ports") or []:
+        if isinstance(port, dict):
+            port.setdefault("protocol", "TCP")
+            if "port" in port:
+                port.setdefault("targetPort", port["port"])
+    if old is None:
+        obj["status"] = {"loadBalancer": {}}
+
+
+def _crd(obj: dict[str, Any], old: dict[str, Any] | None) -> None:
+    spec = _spec(obj)
+    names = spec.get("names")
+    if isinstance(names, dict) and names.get("kind"):
+        names.setdefault("singular", str(names["kind"]).lower())
+        names.setdefault("listKind", f"{names['kind']}List")
+    spec.setdefault("conversion", {"strategy": "None"})
+    versions = spec.get("versions") or []
+    storage = [v.get("name") for v in versions if isinstance(v, dict) and v.get("storage")]
+    status = dict(old.get("status") or {}) if old is not None else {}
+    stored = list(status.get("storedVersions") or [])
+    for name in storage:
+        if name and name not in stored:
+            stored.append(name)
+    status["storedVersions"] = stored
+    status.setdefault("conditions", [])
+    status.setdefault("acceptedNames", {"plural": "", "kind": ""})
+    obj["status"] = status
+
+
+_DEFAULTS: dict[tuple[str, str], Any] = {
+    ("", "namespaces"): _namespace,
+    ("", "secrets"): _secret,
+    ("", "pods"): _pod,
+    ("", "services"): _service,
+    ("apps", "deployments"): _deployment,
+    ("apps", "statefulsets"): _workload,
+    ("apps", "replicasets"): _replicaset,
+    ("apiextensions.k8s.io", "customresourcedefinitions"): _crd,
+}

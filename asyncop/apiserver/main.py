@@ -1,0 +1,84 @@
+"""`serve()`: run the embedded API server as its own process until SIGINT/SIGTERM.
+
+Prints exactly `asyncop apiserver listening on http://127.0.0.1:PORT` as the first stdout
+line (flushed) once the listener is bound, CRDs from `crds_dir` are applied and the kubeconfig
+is written. `python -m asyncop.apiserver.main --port 0` runs it directly (used by the bench).
+Invariant: the server is stopped cleanly on either signal.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import signal
+import sys
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from asyncop.apiserver.registry import CRD_GR
+from asyncop.apiserver.server import ApiServer
+
+
+def apply_crd_dir(server: ApiServer, crds_dir: str) -> int:
+    """Create (or update) every CustomResourceDefinition found in the YAML files of a dir."""
+    store = server.store
+    crd_rt = store.registry.storage_type(CRD_GR)
+    assert crd_rt is not None
+    applied = 0
+    for path in sorted(Path(crds_dir).glob("*.y*ml")):
+        for doc in yaml.safe_load_all(path.read_text()):
+            if not isinstance(doc, dict) or doc.get("kind") != "CustomResourceDefinition":
+                continue
+            name = (doc.get("metadata") or {}).get("name", "")
+            existing = store.raw_get(CRD_GR, "", name)
+            if existing is None:
+                store.writer.create(crd_rt, doc)
+            else:
+                doc.setdefault("metadata", {})["resourceVersion"] = \
+                    existing["metadata"]["resourceVersion"]
+                store.writer.update(crd_rt, doc, namespace=None, name=name)
+            applied += 1
+    return applied
+
+
+async def serve(*, host: str = "127.0.0.1", port: int = 0, kubeconfig_out: str | None = None,
+                crds_dir: str | None = None, simulators: bool = True,
+                **options: Any) -> None:
+    server = ApiServer(host=host, port=port, simulators=simulators, **options)
+    await server.start()
+    try:
+        if crds_dir:
+            apply_crd_dir(server, crds_dir)
+        if kubeconfig_out:
+            server.write_kubeconfig(kubeconfig_out)
+        sys.stdout.write(f"asyncop apiserver listening on {server.url}\n")
+        sys.stdout.flush()
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(sig, stop.set)
+        try:
+            await stop.wait()
+        finally:
+            for sig in (signal.SIGINT, signal.SIGTERM):
+                loop.remove_signal_handler(sig)
+    finally:
+        await server.stop()
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="asyncop-apiserver")
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, default=0)
+    parser.add_argument("--kubeconfig-out")
+    parser.add_argument("--crds")
+    parser.add_argument("--no-simulators", action="store_true")
+    args = parser.parse_args(argv)
+    asyncio.run(serve(host=args.host, port=args.port, kubeconfig_out=args.kubeconfig_out,
+                      crds_dir=args.crds, simulators=not args.no_simulators))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,129 @@
+"""Object metadata rules: name validation, generateName, server-owned fields, generation.
+
+Pure functions over raw dicts (apiserver-semantics §3). Invariants: uid, creationTimestamp,
+generation, deletionTimestamp and deletionGracePeriodSeconds are server-owned (restored from
+the old object on update); generation moves only when something outside metadata (and
+status, for types with the status subresource) changes.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from typing import Any
+
+from asyncop.api import StatusCause
+from asyncop.apiserver.errors import cause, quote
+from asyncop.apiserver.resources import ResourceType
+
+_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
+_DNS1035 = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")
+_SUBDOMAIN_MSG = (
+    "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or "
+    "'.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used "
+    "for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')"
+)
+_LABEL_MSG = (
+    "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and "
+    "must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex "
+    "used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')"
+)
+_DNS1035_MSG = (
+    "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an "
+    "alphabetic character, and end with an alphanumeric character (e.g. 'my-name',  or "
+    "'abc-123', regex used for validation is '[a-z]([-a-z0-9]*[a-z0-9])?')"
+)
+_SUFFIX_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
+_LABEL_KEY_NAME = re.compile(r"^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$")
+
+
+def generate_name(prefix: str, rng: random.Random) -> str:
+    return prefix[:58] + "".join(rng.choice(_SUFFIX_ALPHABET) for _ in range(5))
+
+
+def validate_name(rt: ResourceType, name: str) -> list[StatusCause]:
+    if rt.gr == ("", "namespaces"):
+        pattern, limit, msg = _LABEL, 63, _LABEL_MSG
+    elif rt.gr == ("", "services"):
+        pattern, limit, msg = _DNS1035, 63, _DNS1035_MSG
+    else:
+        pattern, limit, msg = _SUBDOMAIN, 253, _SUBDOMAIN_MSG
+    causes: list[StatusCause] = []
+    if len(name) > limit:
+        causes.append(cause("metadata.name", "FieldValueTooLong",
+                            f"Too long: may not be more than {limit} bytes"))
+    if not pattern.match(name):
+        causes.append(cause("metadata.name", "FieldValueInvalid",
+                            f"Invalid value: {quote(name)}: {msg}"))
+    return causes
+
+
+def validate_metadata(meta: dict[str, Any]) -> list[StatusCause]:
+    """Labels, annotations, finalizers and ownerReferences shape checks."""
+    causes: list[StatusCause] = []
+    for field in ("labels", "annotations"):
+        values = meta.get(field)
+        if values is None:
+            continue
+        if not isinstance(values, dict):
+            causes.append(cause(f"metadata.{field}", "FieldValueTypeInvalid",
+                                "Invalid value: must be a map of strings"))
+            continue
+        for key, value in values.items():
+            name = key.rsplit("/", 1)[-1]
+            if not _LABEL_KEY_NAME.match(name) or len(name) > 63:
+                causes.append(cause(f"metadata.{field}", "FieldValueInvalid",
+                                    f"Invalid value: {quote(key)}: name part must consist of "
+                                    "alphanumeric characters, '-', '_' or '.', and must start "
+                                    "and end with an alphanumeric character"))
+            if not isinstance(value, str):
+                causes.append(cause(f"metadata.{field}", "FieldValueTypeInvalid",
+                                    f"Invalid value: {quote(value)}: must be a string"))
+            elif field == "labels" and (len(value) > 63 or (
+                    value and not _LABEL_KEY_NAME.match(value))):
+                causes.append(cause("metadata.labels", "FieldValueInvalid",
+                                    f"Invalid value: {quote(value)}: a valid label must be an "
+                                    "empty string or consist of alphanumeric characters, '-', "
+                                    "'_' or '.', and must start and end with an alphanumeric "
+                                    "character"))
+    owners = meta.get("ownerReferences") or []
+    controllers = 0
+    for i, ref in enumerate(owners):
+        for key in ("apiVersion", "kind", "name", "uid"):
+            if not isinstance(ref, dict) or not ref.get(key):
+                causes.append(cause(f"metadata.ownerReferences[{i}].{key}",
+                                    "FieldValueRequired", "Required value"))
+        if isinstance(ref, dict) and ref.get("controller"):
+            controllers += 1
+    if controllers > 1:
+        causes.append(cause("metadata.ownerReferences", "FieldValueInvalid",
+                            "Invalid value: only one reference can have Controller set to true"))
+    return causes
+
+
+SERVER_OWNED = ("uid", "creationTimestamp", "generation", "deletionTimestamp",
+                "deletionGracePeriodSeconds")
+
+
+def restore_server_fields(new_meta: dict[str, Any], old_meta: dict[str, Any]) -> None:
+    for key in SERVER_OWNED:
+        if key in old_meta:
+            new_meta[key] = old_meta[key]
+        else:
+            new_meta.pop(key, None)
+
+
+def spec_changed(rt: ResourceType, old: dict[str, Any], new: dict[str, Any]) -> bool:
+    """Whether an update bumps metadata.generation."""
+    if rt.is_custom:
+        skip = {"metadata", "status"} if rt.has_status else {"metadata"}
+        keys = (set(old) | set(new)) - skip - {"apiVersion", "kind"}
+        return any(old.get(k) != new.get(k) for k in keys)
+    if old.get("spec") != new.get("spec"):
+        return True
+    if rt.group == "apps":
+        old_ann = (old.get("metadata") or {}).get("annotations") or {}
+        new_ann = (new.get("metadata") or {}).get("annotations") or {}
+        return bool(old_ann != new_ann)
+    return False

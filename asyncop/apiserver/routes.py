@@ -1,0 +1,214 @@
+"""URL dispatch for the embedded API server: discovery, OpenAPI, health and resource paths.
+
+One catch-all aiohttp handler parses `/api/v1/...` and `/apis/<g>/<v>/...` into a `Target`,
+derives the kube verb (get, list, watch, create, update, patch, delete, deletecollection),
+applies injected faults, and calls the object or watch routes. Invariant: every failure,
+including unknown paths and unexpected exceptions, is answered with a Status body.
+"""
+
+from __future__ import annotations
+
+import structlog
+from aiohttp import web
+
+from asyncop.api import ApiError
+from asyncop.apiserver import discovery, errors, extensions
+from asyncop.apiserver.faults import Faults
+from asyncop.apiserver.http import (
+    Target,
+    check_acceptable,
+    error_response,
+    json_response,
+    query_bool,
+)
+from asyncop.apiserver.routes_objects import ObjectRoutes
+from asyncop.apiserver.routes_watch import WatchRoutes
+from asyncop.apiserver.storage import Store
+from asyncop.clock import Clock
+
+log = structlog.get_logger("asyncop.apiserver.http")
+
+PROTO_OPENAPI_CT = "application/com.github.proto-openapi.spec.v2.v1.0+protobuf"
+
+
+class Router:
+    def __init__(self, *, store: Store, clock: Clock, faults: Faults, version: tuple[str, str],
+                 bookmark_interval: float, address: str) -> None:
+        self.store = store
+        self.clock = clock
+        self.faults = faults
+        self.version = version
+        self.address = address
+        self.objects = ObjectRoutes(store)
+        self.watches = WatchRoutes(store, clock, bookmark_interval=bookmark_interval)
+
+    async def handle(self, request: web.Request) -> web.StreamResponse:
+        try:
+            return await self._dispatch(request)
+        except ApiError as err:
+            return error_response(err)
+        except Exception as exc:
+            log.exception("request failed", method=request.method, path=request.path)
+            return error_response(errors.internal(str(exc)))
+
+    async def _dispatch(self, request: web.Request) -> web.StreamResponse:
+        path = request.path.rstrip("/") or "/"
+        parts = [p for p in path.split("/") if p]
+        method = request.method
+        if parts and parts[0] in ("api", "apis"):
+            target, prefix_only = self._parse(parts)
+            if target is None:
+                return await self._discovery(request, parts, prefix_only)
+            verb = _verb(method, target, request)
+            await self._faults(verb, request.path)
+            return await self._resource(request, target, verb)
+        if method != "GET":
+            raise errors.method_not_allowed() if path in (
+                "/version", "/healthz", "/livez", "/readyz") else errors.path_not_found()
+        await self._faults("get", request.path)
+        if path == "/version":
+            return json_response(discovery.version_info(*self.version))
+        if path in ("/healthz", "/livez", "/readyz"):
+            return web.Response(text="ok", content_type="text/plain")
+        if path == "/openapi/v2":
+            accept = request.headers.get("Accept", "")
+            if "protobuf" in accept or not accept:
+                git = f"v{self.version[0]}.{self.version[1]}.0"
+                return web.Response(body=extensions.openapi_v2_proto(git),
+                                    headers={"Content-Type": PROTO_OPENAPI_CT})
+            return json_response(extensions.openapi_v2_json(self.store.registry.all_types()))
+        if path == "/openapi/v3":
+            return json_response(extensions.openapi_v3_index(self.store.registry.all_types()))
+        if path.startswith("/openapi/v3/"):
+            rest = parts[2:]
+            if rest[:1] == ["api"] and len(rest) == 2:
+                group, version = "", rest[1]
+            elif rest[:1] == ["apis"] and len(rest) == 3:
+                group, version = rest[1], rest[2]
+            else:
+                raise errors.path_not_found()
+            doc = extensions.openapi_v3_doc(self.store.registry.all_types(), group, version)
+            if doc is None:
+                raise errors.path_not_found()
+            return json_response(doc)
+        raise errors.path_not_found()
+
+    async def _faults(self, verb: str, path: str) -> None:
+        seconds = self.faults.delay_for(verb, path)
+        if seconds > 0:
+            await self.clock.sleep(seconds)
+        failure = self.faults.failure_for(verb, path)
+        if failure is not None:
+            err = ApiError(failure.body, retry_after=failure.retry_after)
+            err.code = failure.status
+            raise err
+
+    def _parse(self, parts: list[str]) -> tuple[Target | None, bool]:
+        """Resource target, or (None, True) for a discovery path."""
+        if parts[0] == "api":
+            if len(parts) <= 2:
+                return None, True
+            group, version, rest = "", parts[1], parts[2:]
+        else:
+            if len(parts) <= 3:
+                return None, True
+            group, version, rest = parts[1], parts[2], parts[3:]
+        watch_path = False
+        if rest and rest[0] == "watch":
+            watch_path = True
+            rest = rest[1:]
+        namespace: str | None = None
+        namespace_object = (group == "" and len(rest) == 3 and rest[0] == "namespaces"
+                            and rest[2] in ("status", "finalize"))
+        if len(rest) >= 3 and rest[0] == "namespaces" and not namespace_object:
+            namespace, rest = rest[1], rest[2:]
+        if not rest or len(rest) > 3:
+            raise errors.path_not_found()
+        rt = self.store.registry.resolve(group, version, rest[0])
+        if rt is None:
+            raise errors.path_not_found()
+        if rt.namespaced is False and namespace is not None:
+            raise errors.path_not_found()
+        name = rest[1] if len(rest) >= 2 else None
+        sub = rest[2] if len(rest) == 3 else ""
+        if sub and not ((sub == "status" and rt.has_status) or (sub == "scale" and rt.scale)
+                        or (sub == "finalize" and rt.gr == ("", "namespaces"))):
+            raise errors.path_not_found()
+        return Target(rt, namespace, name, sub, watch_path), False
+
+    async def _discovery(self, request: web.Request, parts: list[str],
+                         _prefix: bool) -> web.StreamResponse:
+        if request.method != "GET":
+            raise errors.method_not_allowed()
+        await self._faults("get", request.path)
+        registry = self.store.registry
+        accept = request.headers.get("Accept", "")
+        if len(parts) == 1:
+            agg = discovery.aggregated_version(accept)
+            if agg is not None:
+                body = discovery.aggregated(registry, core=parts[0] == "api", version=agg)
+                return json_response(body, content_type=discovery.AGGREGATED_CT.format(v=agg))
+            if parts[0] == "api":
+                return json_response(discovery.api_versions(self.address))
+            return json_response(discovery.api_group_list(registry))
+        if parts[0] == "api":
+            doc = discovery.resource_list(registry, "", parts[1])
+        elif len(parts) == 2:
+            doc = discovery.api_group(registry, parts[1])
+        else:
+            doc = discovery.resource_list(registry, parts[1], parts[2])
+        if doc is None:
+            raise errors.path_not_found()
+        return json_response(doc)
+
+    async def _resource(self, request: web.Request, t: Target, verb: str) -> web.StreamResponse:
+        check_acceptable(request)
+        if verb == "watch":
+            return await self.watches.watch(request, t)
+        if verb == "get":
+            return self.objects.get(request, t)
+        if verb == "list":
+            return self.objects.list(request, t)
+        if verb not in t.rt.verbs and not t.subresource:
+            raise errors.method_not_allowed()
+        if verb == "create":
+            return await self.objects.create(request, t)
+        if verb == "update":
+            return await self.objects.update(request, t)
+        if verb == "patch":
+            return await self.objects.patch(request, t)
+        if verb == "delete":
+            return await self.objects.delete(request, t)
+        if verb == "deletecollection":
+            return await self.objects.delete_collection(request, t)
+        raise errors.method_not_allowed()
+
+
+def _verb(method: str, t: Target, request: web.Request) -> str:
+    if t.subresource and method not in ("GET", "PUT", "PATCH"):
+        raise errors.method_not_allowed()
+    if t.subresource == "finalize" and method != "PUT":
+        raise errors.method_not_allowed()
+    if method == "GET":
+        if t.watch_path or query_bool(request, "watch"):
+            if t.subresource:
+                raise errors.method_not_allowed()
+            return "watch"
+        return "get" if t.name else "list"
+    if t.watch_path:
+        raise errors.method_not_allowed()
+    if method == "POST":
+        if t.name:
+            raise errors.method_not_allowed()
+        return "create"
+    if method == "PUT":
+        if not t.name:
+            raise errors.method_not_allowed()
+        return "update"
+    if method == "PATCH":
+        if not t.name:
+            raise errors.method_not_allowed()
+        return "patch"
+    if method == "DELETE":
+        return "delete" if t.name else "deletecollection"
+    raise errors.method_not_allowed()

@@ -1,0 +1,476 @@
+"""HTTP handlers for the object verbs: get, list, create, update, patch, delete,
+deletecollection, and the status/scale/finalize subresources.
+
+Each handler parses the request into the store's terms and calls the shared `Writer`; the
+response is the stored object seen through the requested version (or a Table). Invariant:
+handlers never touch stored dicts except to serialize them.
+"""
+
+from __future__ import annotations
+
+import base64
+import itertools
+from typing import Any
+
+import orjson
+from aiohttp import web
+
+from asyncop.apiserver import errors, extensions
+from asyncop.apiserver.http import (
+    Target,
+    decode_body,
+    dry_run,
+    field_validation,
+    json_response,
+    read_body,
+    wants_table,
+)
+from asyncop.apiserver.resources import ResourceType
+from asyncop.apiserver.selectors import matcher, parse_field_selector, parse_label_selector
+from asyncop.apiserver.storage import Store, as_version, copy_obj
+from asyncop.apiserver.writes import WriteContext, Writer
+
+_SNAPSHOT_IDS = itertools.count(1)
+
+
+class ObjectRoutes:
+    def __init__(self, store: Store) -> None:
+        self.store = store
+
+    @property
+    def writer(self) -> Writer:
+        return self.store.writer
+
+    def view(self, rt: ResourceType, obj: dict[str, Any]) -> dict[str, Any]:
+        """A stored object as served through `rt` (version rewrite + read-time defaults)."""
+        out = as_version(obj, rt)
+        if rt.is_custom and rt.schema:
+            out = copy_obj(out)
+            meta = out.pop("metadata")
+            extensions.schema_defaults(out, rt.schema)
+            out["metadata"] = meta
+        return out
+
+    def _ctx(self, request: web.Request) -> WriteContext:
+        return WriteContext(dry_run=dry_run(request), field_validation=field_validation(request))
+
+    def _respond(self, request: web.Request, rt: ResourceType, obj: dict[str, Any], *,
+                 status: int = 200, ctx: WriteContext | None = None) -> web.Response:
+        if wants_table(request):
+            table = extensions.to_table(rt, [self.view(rt, obj)],
+                                        include_object=request.query.get("includeObject",
+                                                                         "Metadata"))
+            table.setdefault("metadata", {})["resourceVersion"] = \
+                obj["metadata"].get("resourceVersion", "")
+            return json_response(table, status=status)
+        return json_response(self.view(rt, obj), status=status,
+                             warnings=ctx.warnings if ctx else None)
+
+    # --- reads ---------------------------------------------------------------------------------
+
+    def get(self, request: web.Request, t: Target) -> web.Response:
+        assert t.name is not None
+        obj = self.store.raw_get(t.rt.gr, t.namespace or "", t.name)
+        if obj is None:
+            raise errors.not_found(t.rt, t.name)
+        if t.subresource == "scale":
+            return json_response(self._scale(t.rt, obj))
+        return self._respond(request, t.rt, obj)
+
+    def list(self, request: web.Request, t: Target) -> web.Response:
+        rt = t.rt
+        q = request.query
+        labels = parse_label_selector(q.get("labelSelector"))
+        fields = parse_field_selector(q.get("fieldSelector"), rt)
+        match = matcher(labels, fields)
+        rv_param = q.get("resourceVersion")
+        rvm = q.get("resourceVersionMatch") or ""
+        token = q.get("continue") or ""
+        _check_rvm(rvm, rv_param, token)
+        current = self.store.resource_version
+        requested = _parse_rv(rv_param)
+        if requested is not None and requested > current:
+            raise errors.too_large_rv(requested, current)
+        limit = _parse_limit(q.get("limit"))
+        if token:
+            list_rv, snap_id, offset = _decode_token(token)
+            items = self.store.snapshot(snap_id)
+            if items is None:
+                raise errors.expired(
+                    "The provided continue parameter is too old to display a consistent list "
+                    "result. You can start a new list without the continue parameter, or use "
+                    "the continue token in this response to retrieve the remainder of the "
+                    "results. Continuing with the provided token results in an inconsistent "
+                    "list - objects that were created, modified, or deleted between the time "
+                    "the first chunk was returned and now may show up in the list.")
+        else:
+            offset = 0
+            list_rv = current
+            if rvm == "Exact" and requested is not None and requested != current:
+                state = self.store.state_at(rt.gr, requested)
+                if state is None:
+                    raise errors.expired(f"too old resource version: {requested} "
+                                         f"({self.store.hub.floor + 1})")
+                items = state
+                list_rv = requested
+            else:
+                items = self.store.raw_items(rt.gr)
+            if t.namespace is not None and rt.namespaced:
+                ns = t.namespace
+                items = [o for o in items if o["metadata"].get("namespace") == ns]
+            if match is not None:
+                items = [o for o in items if match(o)]
+            snap_id = ""
+        meta: dict[str, Any] = {"resourceVersion": str(list_rv)}
+        page = items[offset:]
+        if limit and len(page) > limit:
+            if not snap_id:
+                snap_id = str(next(_SNAPSHOT_IDS))
+                self.store.save_snapshot(snap_id, items)
+            meta["continue"] = _encode_token(list_rv, snap_id, offset + limit,
+                                             page[limit]["metadata"])
+            meta["remainingItemCount"] = len(page) - limit
+            page = page[:limit]
+        if wants_table(request):
+            table = extensions.to_table(rt, [self.view(rt, o) for o in page],
+                                        include_object=q.get("includeObject", "Metadata"))
+            table["metadata"] = {**(table.get("metadata") or {}), **meta}
+            return json_response(table)
+        body = {"kind": rt.list_kind_name, "apiVersion": rt.api_version, "metadata": meta,
+                "items": [self.view(rt, o) for o in page]}
+        return json_response(body)
+
+    # --- writes --------------------------------------------------------------------------------
+
+    async def create(self, request: web.Request, t: Target) -> web.Response:
+        if t.rt.namespaced and t.namespace is None:
+            raise errors.method_not_allowed()
+        body = await read_body(request)
+        ctx = self._ctx(request)
+        obj = self.writer.create(t.rt, body, namespace=t.namespace, ctx=ctx)
+        return self._respond(request, t.rt, obj, status=201, ctx=ctx)
+
+    async def update(self, request: web.Request, t: Target) -> web.Response:
+        assert t.name is not None
+        body = await read_body(request)
+        ctx = self._ctx(request)
+        if t.subresource == "finalize":
+            if t.rt.gr != ("", "namespaces") or not isinstance(body, dict):
+                raise errors.path_not_found()
+            finalizers = list((body.get("spec") or {}).get("finalizers") or [])
+            if ctx.dry_run:
+                return json_response(body)
+            result = self.writer.finalize_namespace(t.name, finalizers)
+            return json_response(result if result is not None else body)
+        if t.subresource == "scale":
+            return self._write_scale(t, body, ctx)
+        obj = self.writer.update(t.rt, body, namespace=t.namespace, name=t.name,
+                                 subresource=t.subresource, ctx=ctx)
+        return self._respond(request, t.rt, obj, ctx=ctx)
+
+    async def patch(self, request: web.Request, t: Target) -> web.Response:
+        assert t.name is not None
+        rt = t.rt
+        content_type = request.headers.get("Content-Type", "").split(";", 1)[0].strip().lower()
+        q = request.query
+        is_apply = content_type == "application/apply-patch+yaml"
+        manager = q.get("fieldManager") or ""
+        force = q.get("force")
+        if is_apply and not manager:
+            raise errors.invalid_options("PatchOptions", [errors.cause(
+                "fieldManager", "FieldValueRequired", "Required value: is required for apply "
+                "patch")])
+        if force is not None and not is_apply:
+            raise errors.invalid_options("PatchOptions", [errors.cause(
+                "force", "FieldValueForbidden", "Forbidden: may not be specified for non-apply "
+                "patch")])
+        accepted = ("application/json-patch+json, application/merge-patch+json, "
+                    "application/apply-patch+yaml")
+        if content_type == "application/strategic-merge-patch+json" and rt.is_custom:
+            raise errors.unsupported_media_type(accepted)
+        if content_type not in ("application/json-patch+json", "application/merge-patch+json",
+                                "application/strategic-merge-patch+json",
+                                "application/apply-patch+yaml"):
+            raise errors.unsupported_media_type(
+                accepted + ", application/strategic-merge-patch+json")
+        raw = await request.read()
+        patch = decode_body(raw, content_type, allow_yaml=is_apply)
+        ctx = self._ctx(request)
+        ns = t.namespace or ""
+        old = self.store.raw_get(rt.gr, ns if rt.namespaced else "", t.name)
+        if old is None and not is_apply:
+            raise errors.not_found(rt, t.name)
+        if t.subresource == "scale":
+            if old is None:
+                raise errors.not_found(rt, t.name)
+            scale = self._scale(rt, old)
+            patched_scale = self._apply_patch(rt, scale, patch, content_type, "Scale")
+            return self._write_scale(t, patched_scale, ctx)
+        if is_apply:
+            if not isinstance(patch, dict):
+                raise errors.bad_request("error decoding YAML: the apply configuration must be "
+                                         "an object")
+            try:
+                merged = extensions.server_side_apply(
+                    copy_obj(self.view(rt, old)) if old is not None else None, patch,
+                    manager=manager, force=(force or "").lower() == "true",
+                    now=self.store.now())
+            except extensions.ApplyConflicts as exc:
+                raise _apply_conflict(rt, t.name, exc.conflicts, manager) from exc
+            if old is None:
+                if rt.namespaced:
+                    merged.setdefault("metadata", {}).setdefault("namespace", ns)
+                merged.get("metadata", {}).pop("resourceVersion", None)
+                obj = self.writer.create(rt, merged, namespace=t.namespace, ctx=ctx)
+                return self._respond(request, rt, obj, status=201, ctx=ctx)
+            result = merged
+        else:
+            assert old is not None
+            result = self._apply_patch(rt, copy_obj(self.view(rt, old)), patch, content_type,
+                                       rt.kind)
+        obj = self.writer.update(rt, result, namespace=t.namespace, name=t.name,
+                                 subresource=t.subresource, ctx=ctx)
+        return self._respond(request, rt, obj, ctx=ctx)
+
+    def _apply_patch(self, rt: ResourceType, doc: dict[str, Any], patch: Any,
+                     content_type: str, kind: str) -> dict[str, Any]:
+        try:
+            if content_type == "application/json-patch+json":
+                if not isinstance(patch, list):
+                    raise errors.bad_request(
+                        "error decoding patch: json: cannot unmarshal object into Go value of "
+                        "type []handlers.jsonPatchOp")
+                if len(patch) > 10_000:
+                    raise errors.invalid(rt, doc["metadata"]["name"], [errors.cause(
+                        "", "FieldValueTooMany", "Too many: the JSON patch has too many ops")])
+                result: Any = extensions.json_patch(doc, patch)
+            elif content_type == "application/merge-patch+json":
+                if not isinstance(patch, dict):
+                    raise errors.bad_request("error decoding patch: the merge patch must be a "
+                                             "JSON object")
+                result = extensions.merge_patch(doc, patch)
+            else:
+                if not isinstance(patch, dict):
+                    raise errors.bad_request("error decoding patch: the strategic merge patch "
+                                             "must be a JSON object")
+                result = extensions.strategic_merge_patch(doc, patch, kind=kind)
+        except extensions.PatchFailed as exc:
+            raise errors.invalid(rt, doc["metadata"]["name"], [errors.cause(
+                "", "FieldValueInvalid", str(exc))]) from exc
+        if not isinstance(result, dict):
+            raise errors.bad_request("the patched document is not an object")
+        return result
+
+    # --- scale -----------------------------------------------------------------------------------
+
+    def _scale(self, rt: ResourceType, obj: dict[str, Any]) -> dict[str, Any]:
+        if rt.scale is None:
+            raise errors.path_not_found()
+        meta = obj["metadata"]
+        spec_replicas = _get_path(obj, rt.scale.spec_replicas_path)
+        status_replicas = _get_path(obj, rt.scale.status_replicas_path)
+        status: dict[str, Any] = {"replicas": int(status_replicas or 0)}
+        selector: Any = None
+        if rt.scale.label_selector_path and rt.is_custom:
+            selector = _get_path(obj, rt.scale.label_selector_path)
+        elif not rt.is_custom:
+            selector = _selector_string((obj.get("spec") or {}).get("selector") or {})
+        if selector:
+            status["selector"] = selector
+        scale_meta = {k: meta[k] for k in ("name", "namespace", "uid", "resourceVersion",
+                                            "creationTimestamp") if k in meta}
+        return {"kind": "Scale", "apiVersion": "autoscaling/v1", "metadata": scale_meta,
+                "spec": {"replicas": int(spec_replicas or 0)}, "status": status}
+
+    def _write_scale(self, t: Target, body: Any, ctx: WriteContext) -> web.Response:
+        assert t.name is not None
+        rt = t.rt
+        if rt.scale is None:
+            raise errors.path_not_found()
+        old = self.store.raw_get(rt.gr, t.namespace or "" if rt.namespaced else "", t.name)
+        if old is None:
+            raise errors.not_found(rt, t.name)
+        if not isinstance(body, dict):
+            raise errors.bad_request("the Scale body must be an object")
+        rv = (body.get("metadata") or {}).get("resourceVersion")
+        if rv and rv != old["metadata"]["resourceVersion"]:
+            raise errors.stale(rt, t.name)
+        replicas = (body.get("spec") or {}).get("replicas")
+        if not isinstance(replicas, int) or replicas < 0:
+            raise errors.invalid(rt, t.name, [errors.cause(
+                "spec.replicas", "FieldValueInvalid",
+                f"Invalid value: {errors.quote(replicas)}: must be greater than or equal to 0")])
+        new = copy_obj(self.view(rt, old))
+        _set_path(new, rt.scale.spec_replicas_path, replicas)
+        obj = self.writer.update(rt, new, namespace=t.namespace, name=t.name, ctx=ctx)
+        return json_response(self._scale(rt, obj))
+
+    # --- delete ----------------------------------------------------------------------------------
+
+    async def delete(self, request: web.Request, t: Target) -> web.Response:
+        assert t.name is not None
+        options = await self._delete_options(request)
+        ctx = WriteContext(dry_run=dry_run(request) or bool(options.get("dryRun")))
+        result = self.writer.delete(t.rt, t.namespace, t.name,
+                                    propagation_policy=_policy(options),
+                                    preconditions=options.get("preconditions"), ctx=ctx)
+        if result.removed and not self.writer.returns_object(t.rt):
+            meta = result.obj["metadata"]
+            details: dict[str, Any] = {"name": meta["name"], "kind": t.rt.plural,
+                                       "uid": meta.get("uid", "")}
+            if t.rt.group:
+                details["group"] = t.rt.group
+            return json_response({"kind": "Status", "apiVersion": "v1", "metadata": {},
+                                  "status": "Success", "details": details})
+        return json_response(self.view(t.rt, result.obj))
+
+    async def delete_collection(self, request: web.Request, t: Target) -> web.Response:
+        rt = t.rt
+        if (rt.namespaced and t.namespace is None) or "deletecollection" not in rt.verbs:
+            raise errors.method_not_allowed()
+        options = await self._delete_options(request)
+        labels = parse_label_selector(request.query.get("labelSelector"))
+        fields = parse_field_selector(request.query.get("fieldSelector"), rt)
+        match = matcher(labels, fields)
+        items = self.store.raw_items(rt.gr, t.namespace if rt.namespaced else None)
+        if match is not None:
+            items = [o for o in items if match(o)]
+        ctx = WriteContext(dry_run=dry_run(request) or bool(options.get("dryRun")))
+        for obj in items:
+            meta = obj["metadata"]
+            if self.store.raw_get(rt.gr, meta.get("namespace") or "", meta["name"]) is None:
+                continue
+            self.writer.delete(rt, meta.get("namespace"), meta["name"],
+                               propagation_policy=_policy(options), ctx=ctx)
+        return json_response({"kind": rt.list_kind_name, "apiVersion": rt.api_version,
+                              "metadata": {"resourceVersion": str(self.store.resource_version)},
+                              "items": [self.view(rt, o) for o in items]})
+
+    async def _delete_options(self, request: web.Request) -> dict[str, Any]:
+        raw = await request.read()
+        if raw.strip():
+            content_type = request.headers.get("Content-Type", "").split(";", 1)[0].strip()
+            body = decode_body(raw, content_type.lower())
+            if not isinstance(body, dict):
+                raise errors.bad_request("DeleteOptions must be an object")
+            return body
+        q = request.query
+        options: dict[str, Any] = {}
+        if "propagationPolicy" in q:
+            options["propagationPolicy"] = q["propagationPolicy"]
+        if "orphanDependents" in q:
+            options["orphanDependents"] = q["orphanDependents"].lower() == "true"
+        return options
+
+
+def _policy(options: dict[str, Any]) -> str | None:
+    policy = options.get("propagationPolicy")
+    if policy:
+        return str(policy)
+    orphan = options.get("orphanDependents")
+    if orphan is True:
+        return "Orphan"
+    return None
+
+
+def _apply_conflict(rt: ResourceType, name: str, conflicts: list[str], manager: str) -> Any:
+    err = errors.conflict(rt, name, "")
+    n = len(conflicts)
+    lines = "".join(f"\n- {c}" for c in conflicts) if n > 1 else (
+        f": {conflicts[0]}" if conflicts else "")
+    err.status["message"] = f"Apply failed with {n} conflict{'s' if n != 1 else ''}{lines}"
+    err.status.setdefault("details", {})["causes"] = [
+        {"reason": "FieldManagerConflict", "message": c,
+         "field": c.rsplit(": ", 1)[-1] if ": " in c else ""} for c in conflicts]
+    return err
+
+
+def _check_rvm(rvm: str, rv: str | None, token: str) -> None:
+    if not rvm:
+        return
+    if rvm not in ("NotOlderThan", "Exact"):
+        raise errors.invalid_options("ListOptions", [errors.cause(
+            "resourceVersionMatch", "FieldValueNotSupported",
+            f'Unsupported value: "{rvm}": supported values: "Exact", "NotOlderThan", ""')])
+    if token:
+        raise errors.invalid_options("ListOptions", [errors.cause(
+            "resourceVersionMatch", "FieldValueForbidden",
+            "Forbidden: resourceVersionMatch is forbidden when continue is provided")])
+    if not rv:
+        raise errors.invalid_options("ListOptions", [errors.cause(
+            "resourceVersionMatch", "FieldValueForbidden",
+            "Forbidden: resourceVersionMatch is forbidden unless resourceVersion is provided")])
+    if rvm == "Exact" and rv == "0":
+        raise errors.invalid_options("ListOptions", [errors.cause(
+            "resourceVersionMatch", "FieldValueForbidden",
+            'Forbidden: resourceVersionMatch "exact" is forbidden for resourceVersion "0"')])
+
+
+def _parse_rv(value: str | None) -> int | None:
+    if not value:
+        return None
+    try:
+        rv = int(value)
+    except ValueError:
+        raise errors.bad_request(f'invalid resource version "{value}"') from None
+    return rv if rv > 0 else None
+
+
+def _parse_limit(value: str | None) -> int:
+    if not value:
+        return 0
+    try:
+        return max(0, int(value))
+    except ValueError:
+        raise errors.bad_request(f'invalid limit "{value}"') from None
+
+
+def _encode_token(rv: int, snap: str, offset: int, next_meta: dict[str, Any]) -> str:
+    start = f"{next_meta.get('namespace') or ''}/{next_meta['name']}"
+    raw = orjson.dumps({"v": "meta.k8s.io/v1", "rv": rv, "start": start, "s": snap, "o": offset})
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+def _decode_token(token: str) -> tuple[int, str, int]:
+    try:
+        data = orjson.loads(base64.urlsafe_b64decode(token + "=" * (-len(token) % 4)))
+        return int(data["rv"]), str(data["s"]), int(data["o"])
+    except (ValueError, KeyError, TypeError, orjson.JSONDecodeError):
+        raise errors.bad_request("continue key is not valid: illegal base64 data") from None
+
+
+def _get_path(obj: dict[str, Any], path: str) -> Any:
+    cur: Any = obj
+    for part in path.split("."):
+        if not isinstance(cur, dict):
+            return None
+        cur = cur.get(part)
+    return cur
+
+
+def _set_path(obj: dict[str, Any], path: str, value: Any) -> None:
+    parts = path.split(".")
+    cur = obj
+    for part in parts[:-1]:
+        nxt = cur.get(part)
+        if not isinstance(nxt, dict):
+            nxt = cur[part] = {}
+        cur = nxt
+    cur[parts[-1]] = value
+
+
+def _selector_string(selector: dict[str, Any]) -> str:
+    parts = [f"{k}={v}" for k, v in sorted((selector.get("matchLabels") or {}).items())]
+    for expr in selector.get("matchExpressions") or []:
+        op = str(expr.get("operator", ""))
+        key = expr.get("key", "")
+        values = ",".join(sorted(expr.get("values") or []))
+        if op == "In":
+            parts.append(f"{key} in ({values})")
+        elif op == "NotIn":
+            parts.append(f"{key} notin ({values})")
+        elif op == "Exists":
+            parts.append(str(key))
+        elif op == "DoesNotExist":
+            parts.append(f"!{key}")
+    return ",".join(parts)

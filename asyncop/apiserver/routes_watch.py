@@ -1,0 +1,215 @@
+"""The watch endpoint: chunked JSON lines from a Watcher, with resume, bookmarks, timeouts.
+
+Start (apiserver-semantics §6.3): resourceVersion unset/"0" → synthetic ADDED for current
+objects; N → replay history after N (410 ERROR event if compacted, 504 ERROR if in the
+future); sendInitialEvents=true → ADDED for current objects then a BOOKMARK annotated
+`k8s.io/initial-events-end`. The watcher is registered in the same synchronous step that reads
+the starting state, so no event is lost or duplicated. Bookmarks and timeoutSeconds run on the
+server's clock; a bookmark is sent only when the queue is empty, so its resourceVersion
+covers everything delivered. Invariant: the stream always ends cleanly (end of chunked body).
+"""
+
+from __future__ import annotations
+
+import contextlib
+from typing import Any
+
+from aiohttp import web
+
+from asyncop.api import ApiError
+from asyncop.apiserver import errors, extensions
+from asyncop.apiserver.http import Target, wants_table
+from asyncop.apiserver.resources import ResourceType
+from asyncop.apiserver.selectors import matcher, parse_field_selector, parse_label_selector
+from asyncop.apiserver.storage import Store
+from asyncop.apiserver.watch import Event, Watcher, encode_line
+from asyncop.clock import Clock, Timer
+
+INITIAL_EVENTS_END = "k8s.io/initial-events-end"
+
+
+class WatchRoutes:
+    def __init__(self, store: Store, clock: Clock, *, bookmark_interval: float) -> None:
+        self.store = store
+        self.clock = clock
+        self.bookmark_interval = bookmark_interval
+
+    async def watch(self, request: web.Request, t: Target) -> web.StreamResponse:
+        rt = t.rt
+        q = request.query
+        send_initial = q.get("sendInitialEvents", "").lower() == "true"
+        rvm = q.get("resourceVersionMatch") or ""
+        if send_initial and rvm != "NotOlderThan":
+            raise errors.invalid_options("ListOptions", [errors.cause(
+                "sendInitialEvents", "FieldValueForbidden",
+                "Forbidden: sendInitialEvents requires setting resourceVersionMatch to "
+                "NotOlderThan")])
+        if rvm and not send_initial:
+            raise errors.invalid_options("ListOptions", [errors.cause(
+                "resourceVersionMatch", "FieldValueForbidden",
+                "Forbidden: resourceVersionMatch is forbidden for watch unless "
+                "sendInitialEvents is provided")])
+        labels = parse_label_selector(q.get("labelSelector"))
+        fields = parse_field_selector(q.get("fieldSelector"), rt)
+        name = t.name
+        selected_name = fields.value_of("metadata.name")
+        if name and selected_name and selected_name != name:
+            raise errors.bad_request("fieldSelector metadata.name doesn't match requested name")
+        bookmarks = q.get("allowWatchBookmarks", "").lower() in ("true", "1")
+        timeout = _float(q.get("timeoutSeconds"))
+        rv_text = q.get("resourceVersion") or ""
+        watcher = Watcher(gr=rt.gr, namespace=t.namespace if rt.namespaced else None,
+                          name=name, match=matcher(labels, fields),
+                          queue_size=self.store.watch_queue_size)
+        table = wants_table(request)
+        # --- the synchronous start: read state and register the watcher together ---
+        first: list[bytes] = []
+        error: ApiError | None = None
+        current = self.store.resource_version
+        if send_initial or rv_text in ("", "0"):
+            for obj in self.store.raw_items(rt.gr, watcher.namespace):
+                if watcher.transition(_Added(obj)) == "ADDED":
+                    first.append(encode_line("ADDED", self._obj(rt, obj)))
+            if send_initial:
+                first.append(encode_line("BOOKMARK", _bookmark(rt, current, initial_end=True)))
+        else:
+            try:
+                since = int(rv_text)
+            except ValueError:
+                raise errors.bad_request(f'invalid resource version "{rv_text}"') from None
+            if since > current:
+                error = errors.too_large_rv(since, current)
+            else:
+                events = self.store.hub.since(since)
+                if events is None:
+                    error = errors.expired(
+                        f"too old resource version: {since} ({self.store.hub.floor + 1})")
+                else:
+                    for event in events:
+                        if event.gr == rt.gr:
+                            kind = watcher.transition(event)
+                            if kind is not None:
+                                first.append(self._line(rt, event, kind, table=False))
+        if error is None:
+            self.store.hub.add(watcher)
+        response = web.StreamResponse(status=200)
+        response.content_type = "application/json"
+        response.enable_chunked_encoding()
+        timers: list[Timer] = []
+        state = {"timed_out": False, "bookmark": False, "table_first": True}
+        try:
+            await response.prepare(request)
+            if error is not None:
+                status = dict(error.status)
+                await response.write(encode_line("ERROR", status))
+                return response
+            if table:
+                first = [self._table_line(rt, line, state) for line in first]
+            if first:
+                await response.write(b"".join(first))
+            if timeout is not None:
+                timers.append(self.clock.call_later(timeout, lambda: _expire(state, watcher)))
+            if bookmarks:
+                self._schedule_bookmark(state, watcher, timers)
+            await self._pump(response, watcher, rt, state, timers, bookmarks=bookmarks,
+                             table=table)
+            with contextlib.suppress(ConnectionError):
+                await response.write_eof()
+        except ConnectionError:
+            pass
+        finally:
+            for timer in timers:
+                timer.cancel()
+            self.store.hub.remove(watcher)
+            watcher.close()
+        return response
+
+    async def _pump(self, response: web.StreamResponse, watcher: Watcher, rt: ResourceType,
+                    state: dict[str, bool], timers: list[Timer], *, bookmarks: bool,
+                    table: bool) -> None:
+        while True:
+            if watcher.queue:
+                lines = []
+                while watcher.queue:
+                    kind, event = watcher.queue.popleft()
+                    lines.append(self._line(rt, event, kind, table=table, state=state))
+                await response.write(b"".join(lines))
+                continue
+            if state["timed_out"]:
+                if bookmarks:
+                    await response.write(encode_line(
+                        "BOOKMARK", _bookmark(rt, self.store.resource_version)))
+                return
+            if watcher.closed:
+                return
+            if state["bookmark"]:
+                state["bookmark"] = False
+                await response.write(encode_line(
+                    "BOOKMARK", _bookmark(rt, self.store.resource_version)))
+                self._schedule_bookmark(state, watcher, timers)
+                continue
+            await watcher.wait()
+
+    def _schedule_bookmark(self, state: dict[str, bool], watcher: Watcher,
+                           timers: list[Timer]) -> None:
+        def fire() -> None:
+            state["bookmark"] = True
+            watcher.wake()
+
+        timers[:] = [t for t in timers if t is not None]
+        timers.append(self.clock.call_later(self.bookmark_interval, fire))
+
+    def _obj(self, rt: ResourceType, obj: dict[str, Any]) -> dict[str, Any]:
+        if obj.get("apiVersion") == rt.api_version:
+            return obj
+        return {**obj, "apiVersion": rt.api_version}
+
+    def _line(self, rt: ResourceType, event: Event, kind: str, *, table: bool,
+              state: dict[str, bool] | None = None) -> bytes:
+        if kind == event.type:
+            line = event.line(rt.api_version)
+        else:
+            line = event.line(rt.api_version, kind)
+        if table and state is not None:
+            return self._table_line(rt, line, state)
+        return line
+
+    def _table_line(self, rt: ResourceType, line: bytes, state: dict[str, bool]) -> bytes:
+        import orjson
+
+        event = orjson.loads(line)
+        if event["type"] in ("BOOKMARK", "ERROR"):
+            return line
+        tbl = extensions.to_table(rt, [event["object"]])
+        if not state["table_first"]:
+            tbl["columnDefinitions"] = []
+        state["table_first"] = False
+        tbl.setdefault("metadata", {})["resourceVersion"] = \
+            event["object"]["metadata"].get("resourceVersion", "")
+        return encode_line(event["type"], tbl)
+
+
+class _Added(Event):
+    def __init__(self, obj: dict[str, Any]) -> None:
+        super().__init__(0, "ADDED", ("", ""), obj, None)
+
+
+def _expire(state: dict[str, bool], watcher: Watcher) -> None:
+    state["timed_out"] = True
+    watcher.wake()
+
+
+def _bookmark(rt: ResourceType, rv: int, *, initial_end: bool = False) -> dict[str, Any]:
+    meta: dict[str, Any] = {"resourceVersion": str(rv)}
+    if initial_end:
+        meta["annotations"] = {INITIAL_EVENTS_END: "true"}
+    return {"kind": rt.kind, "apiVersion": rt.api_version, "metadata": meta}
+
+
+def _float(value: str | None) -> float | None:
+    if not value:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        raise errors.bad_request(f'invalid timeoutSeconds "{value}"') from None

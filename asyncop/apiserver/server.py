@@ -1,0 +1,155 @@
+"""ApiServer: the embedded in-memory Kubernetes API server over real HTTP (aiohttp).
+
+`async with ApiServer() as srv:` binds 127.0.0.1 on a free port (or the given one), serves
+discovery, OpenAPI, CRUD, watch and subresources for built-in kinds and CRDs created at run
+time, and runs the cluster simulators when enabled. `restart()` rebinds the same port,
+keeping or dropping the store. Invariants: binds only to the requested host (127.0.0.1 by
+default); stop() closes every watch stream before the listener so clients see a clean end.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import importlib
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+import structlog
+import yaml
+from aiohttp import web
+
+from asyncop.apiserver.faults import Faults
+from asyncop.apiserver.routes import Router
+from asyncop.apiserver.storage import Store
+from asyncop.clock import Clock, RealClock
+
+log = structlog.get_logger("asyncop.apiserver")
+
+
+class ApiServer:
+    def __init__(self, *, host: str = "127.0.0.1", port: int = 0, clock: Clock | None = None,
+                 simulators: Any = True, history: int = 10_000,
+                 version: tuple[str, str] = ("1", "33"), bookmark_interval: float = 60.0,
+                 watch_queue_size: int = 10_000, seed: int | None = None) -> None:
+        self.host = host
+        self._requested_port = port
+        self.clock: Clock = clock or RealClock()
+        self.simulators = simulators
+        self.history = history
+        self.version = version
+        self.bookmark_interval = bookmark_interval
+        self.watch_queue_size = watch_queue_size
+        self.seed = seed
+        self.faults = Faults()
+        self._store: Store | None = None
+        self._runner: web.AppRunner | None = None
+        self._port = 0
+        self._sim_tasks: list[asyncio.Task[Any]] = []
+
+    # --- lifecycle -------------------------------------------------------------------------------
+
+    @property
+    def store(self) -> Store:
+        if self._store is None:
+            self._store = Store(clock=self.clock, history=self.history, seed=self.seed,
+                                watch_queue_size=self.watch_queue_size)
+        return self._store
+
+    @property
+    def port(self) -> int:
+        return self._port
+
+    @property
+    def url(self) -> str:
+        return f"http://{self.host}:{self._port}"
+
+    async def start(self) -> None:
+        if self._runner is not None:
+            return
+        store = self.store
+        self.faults.attach(store)
+        port = self._port or self._requested_port
+        router = Router(store=store, clock=self.clock, faults=self.faults,
+                        version=self.version, bookmark_interval=self.bookmark_interval,
+                        address=f"{self.host}:{port}")
+        app = web.Application(client_max_size=16 * 1024 * 1024)
+        app.router.add_route("*", "/{tail:.*}", router.handle)
+        runner = web.AppRunner(app, access_log=None, handle_signals=False,
+                               shutdown_timeout=0.5)
+        await runner.setup()
+        site = web.TCPSite(runner, self.host, port, reuse_address=True)
+        try:
+            await site.start()
+        except BaseException:
+            await runner.cleanup()
+            raise
+        server = site._server
+        sockets = getattr(server, "sockets", None) or []
+        self._port = int(sockets[0].getsockname()[1]) if sockets else port
+        router.address = f"{self.host}:{self._port}"
+        self._runner = runner
+        self._start_simulators(store)
+        log.info("apiserver started", url=self.url)
+
+    def _start_simulators(self, store: Store) -> None:
+        if self.simulators is False or self.simulators is None:
+            return
+        try:
+            module = importlib.import_module("asyncop.apiserver.simulators")
+        except ImportError:
+            return
+        start = getattr(module, "start_simulators", None)
+        config_cls = getattr(module, "SimulatorConfig", None)
+        if start is None or config_cls is None:
+            return
+        config = config_cls() if self.simulators is True else self.simulators
+        self._sim_tasks = list(start(store, self.clock, config))
+
+    async def stop(self) -> None:
+        tasks, self._sim_tasks = self._sim_tasks, []
+        for task in tasks:
+            task.cancel()
+        for task in tasks:
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+        if self._store is not None:
+            self._store.hub.cut()
+        runner, self._runner = self._runner, None
+        if runner is not None:
+            await runner.cleanup()
+            log.info("apiserver stopped", url=self.url)
+
+    async def restart(self, *, keep_state: bool = True) -> None:
+        """Stop and start again on the same port, keeping (or dropping) every object."""
+        await self.stop()
+        if not keep_state:
+            self._store = None
+        await self.start()
+
+    async def __aenter__(self) -> ApiServer:
+        await self.start()
+        return self
+
+    async def __aexit__(self, exc_type: type[BaseException] | None,
+                        exc: BaseException | None, tb: TracebackType | None) -> None:
+        await self.stop()
+
+    # --- clients ---------------------------------------------------------------------------------
+
+    def kubeconfig(self, *, namespace: str = "default") -> dict[str, Any]:
+        return {
+            "apiVersion": "v1", "kind": "Config",
+            "clusters": [{"name": "asyncop", "cluster": {"server": self.url}}],
+            "users": [{"name": "asyncop", "user": {}}],
+            "contexts": [{"name": "asyncop", "context": {
+                "cluster": "asyncop", "user": "asyncop", "namespace": namespace}}],
+            "current-context": "asyncop", "preferences": {},
+        }
+
+    def write_kubeconfig(self, path: str | Path, *, namespace: str = "default") -> Path:
+        target = Path(path)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(yaml.safe_dump(self.kubeconfig(namespace=namespace), sort_keys=False))
+        return target

@@ -1,0 +1,394 @@
+"""Writer: the one write pipeline (create, update, status, delete) shared by HTTP and in-process.
+
+Order on create: type/namespace checks → built-in defaults → CR prune/default/validate →
+admission → name/metadata validation → server fields → commit. Update restores server-owned
+fields, enforces optimistic concurrency and status isolation, bumps generation per
+`objectmeta.spec_changed`, and turns "deletionTimestamp set and no finalizers left" into the
+removal itself (a single DELETED event). Invariant: nothing is committed unless every check
+passed; dry runs never commit.
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from asyncop.api import ApiError, BadRequest, status_body
+from asyncop.apiserver import builtins, crdstate, errors, extensions
+from asyncop.apiserver.objectmeta import (
+    generate_name,
+    restore_server_fields,
+    spec_changed,
+    validate_metadata,
+    validate_name,
+)
+from asyncop.apiserver.registry import CRD_GR, NAMESPACE_GR, RETURNS_DELETED_OBJECT
+from asyncop.apiserver.resources import ResourceType
+
+if TYPE_CHECKING:
+    from asyncop.apiserver.storage import Store
+
+IMMORTAL_NAMESPACES = ("default", "kube-system", "kube-public")
+BOOTSTRAP_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
+
+
+@dataclass(slots=True)
+class WriteContext:
+    """Per-request write options and the warnings collected on the way."""
+
+    dry_run: bool = False
+    field_validation: str = "Warn"
+    warnings: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True, slots=True)
+class DeleteResult:
+    obj: dict[str, Any]
+    removed: bool
+
+
+def _meta(obj: dict[str, Any]) -> dict[str, Any]:
+    meta = obj.get("metadata")
+    if not isinstance(meta, dict):
+        meta = obj["metadata"] = {}
+    return meta
+
+
+class Writer:
+    def __init__(self, store: Store) -> None:
+        self.store = store
+
+    def bootstrap(self) -> None:
+        ns_type = self.store.registry.storage_type(NAMESPACE_GR)
+        assert ns_type is not None
+        for name in BOOTSTRAP_NAMESPACES:
+            self.create(ns_type, {"metadata": {"name": name}})
+
+    # --- create ------------------------------------------------------------------------------
+
+    def create(self, rt: ResourceType, obj: dict[str, Any], *, namespace: str | None = None,
+               ctx: WriteContext | None = None) -> dict[str, Any]:
+        ctx = ctx or WriteContext()
+        if not isinstance(obj, dict):
+            raise errors.bad_request("the request body is not a JSON object")
+        self._check_type(rt, obj)
+        meta = _meta(obj)
+        namespace = self._namespace_for(rt, meta, namespace)
+        if meta.get("resourceVersion"):
+            raise ApiError(status_body(
+                500, "resourceVersion should not be set on objects to be created", reason=""))
+        if not meta.get("name") and not meta.get("generateName"):
+            raise errors.invalid(rt, "", [errors.cause(
+                "metadata.name", "FieldValueRequired",
+                "Required value: name or generateName is required")])
+        if rt.namespaced:
+            self._check_namespace_open(rt, namespace, meta.get("name") or "")
+        for key in ("uid", "creationTimestamp", "deletionTimestamp",
+                    "deletionGracePeriodSeconds", "generation"):
+            meta.pop(key, None)
+        if rt.has_status and rt.gr != NAMESPACE_GR:
+            obj.pop("status", None)
+        builtins.defaults(rt, obj, None)
+        if rt.is_custom:
+            self._custom_pipeline(rt, obj, ctx)
+        for hook in self.store.admission(rt.gr):
+            hook("CREATE", obj, None)
+        storage_rt = self.store.registry.storage_type(rt.gr) or rt
+        obj["apiVersion"] = storage_rt.api_version
+        meta["uid"] = str(uuid.UUID(int=self.store.rng.getrandbits(128), version=4))
+        meta["creationTimestamp"] = self.store.now()
+        if self.store.registry.tracks_generation(rt):
+            meta["generation"] = 1
+        generated = not meta.get("name")
+        for _attempt in range(8 if generated else 1):
+            if generated:
+                meta["name"] = generate_name(meta["generateName"], self.store.rng)
+            if self.store.raw_get(rt.gr, namespace, meta["name"]) is None:
+                break
+        else:
+            existing = self.store.raw_get(rt.gr, namespace, meta["name"])
+            deleting = bool(existing and existing["metadata"].get("deletionTimestamp"))
+            err = errors.already_exists(rt, meta["name"], deleting=deleting)
+            if generated:
+                err.status["message"] += (", the server was not able to generate a unique name "
+                                          "for the object")
+                err.status.setdefault("details", {})["retryAfterSeconds"] = 1
+            raise err
+        causes = validate_name(rt, meta["name"]) + validate_metadata(meta)
+        if rt.gr == CRD_GR:
+            causes += extensions.validate_crd(obj)
+        if causes:
+            raise errors.invalid(rt, meta["name"], causes)
+        if ctx.dry_run:
+            return obj
+        stored = self.store.commit("ADDED", rt.gr, obj, None)
+        if rt.gr == CRD_GR:
+            stored = crdstate.established(self.store, stored)
+        return stored
+
+    def _check_type(self, rt: ResourceType, obj: dict[str, Any]) -> None:
+        api_version = obj.get("apiVersion")
+        kind = obj.get("kind")
+        if api_version and api_version != rt.api_version:
+            raise errors.bad_request(
+                f"the API version in the data ({api_version}) does not match the expected API "
+                f"version ({rt.api_version})")
+        if kind and kind != rt.kind:
+            raise errors.bad_request(
+                f"the kind in the data ({kind}) does not match the expected kind ({rt.kind})")
+        obj["apiVersion"] = rt.api_version
+        obj["kind"] = rt.kind
+
+    def _namespace_for(self, rt: ResourceType, meta: dict[str, Any],
+                       namespace: str | None) -> str:
+        if not rt.namespaced:
+            meta.pop("namespace", None)
+            return ""
+        body_ns = meta.get("namespace")
+        if namespace and body_ns and body_ns != namespace:
+            raise errors.bad_request("the namespace of the provided object does not match the "
+                                     "namespace sent on the request")
+        ns = namespace or body_ns or "default"
+        meta["namespace"] = ns
+        return str(ns)
+
+    def _check_namespace_open(self, rt: ResourceType, namespace: str, name: str) -> None:
+        ns_obj = self.store.raw_get(NAMESPACE_GR, "", namespace)
+        if ns_obj is None:
+            raise errors.namespace_not_found(namespace)
+        if ns_obj["metadata"].get("deletionTimestamp"):
+            raise errors.forbidden(
+                rt, name, f"unable to create new content in namespace {namespace} because it "
+                          "is being terminated",
+                causes=[errors.cause("metadata.namespace", "NamespaceTerminating",
+                                     f"namespace {namespace} is being terminated")])
+
+    def _custom_pipeline(self, rt: ResourceType, obj: dict[str, Any], ctx: WriteContext) -> None:
+        schema = rt.schema
+        if not schema:
+            return
+        meta = obj.pop("metadata")
+        before = extensions_copy(obj) if ctx.field_validation != "Ignore" else None
+        extensions.schema_prune(obj, schema)
+        if before is not None:
+            unknown = _removed_paths(before, obj, "")
+            if unknown and ctx.field_validation == "Strict":
+                obj["metadata"] = meta
+                raise errors.bad_request(
+                    f'{rt.kind} in version "{rt.version}" cannot be handled as a {rt.kind}: '
+                    "strict decoding error: "
+                    + ", ".join(f'unknown field "{p}"' for p in unknown))
+            ctx.warnings.extend(f'unknown field "{p}"' for p in unknown)
+        extensions.schema_defaults(obj, schema)
+        obj["metadata"] = meta
+        causes = extensions.schema_validate(obj, schema)
+        if causes:
+            raise errors.invalid(rt, str(meta.get("name", "")), causes)
+
+    # --- update ------------------------------------------------------------------------------
+
+    def update(self, rt: ResourceType, obj: dict[str, Any], *, namespace: str | None,
+               name: str, subresource: str = "", ctx: WriteContext | None = None,
+               ) -> dict[str, Any]:
+        ctx = ctx or WriteContext()
+        if not isinstance(obj, dict):
+            raise errors.bad_request("the request body is not a JSON object")
+        self._check_type(rt, obj)
+        meta = _meta(obj)
+        ns = self._namespace_for(rt, meta, namespace)
+        if meta.get("name") and meta["name"] != name:
+            raise errors.bad_request(
+                "the name of the object (" + str(meta["name"]) + ") does not match the name on "
+                "the URL (" + name + ")")
+        meta["name"] = name
+        old = self.store.raw_get(rt.gr, ns, name)
+        if old is None:
+            raise errors.not_found(rt, name)
+        requested_rv = meta.get("resourceVersion")
+        if requested_rv:
+            if requested_rv != old["metadata"]["resourceVersion"]:
+                raise errors.stale(rt, name)
+        elif rt.is_custom:
+            raise errors.invalid(rt, name, [errors.cause(
+                "metadata.resourceVersion", "FieldValueInvalid",
+                "Invalid value: 0x0: must be specified for an update")])
+        old_meta = old["metadata"]
+        if subresource == "status":
+            new = {**old, "metadata": dict(old_meta)}
+            if "status" in obj:
+                new["status"] = obj["status"]
+            else:
+                new.pop("status", None)
+            obj = new
+            meta = obj["metadata"]
+        else:
+            restore_server_fields(meta, old_meta)
+            if rt.has_status:
+                if "status" in old:
+                    obj["status"] = old["status"]
+                else:
+                    obj.pop("status", None)
+            builtins.defaults(rt, obj, old)
+            if rt.is_custom:
+                self._custom_pipeline(rt, obj, ctx)
+        obj["apiVersion"] = old["apiVersion"]
+        if old_meta.get("deletionTimestamp"):
+            added = set(meta.get("finalizers") or ()) - set(old_meta.get("finalizers") or ())
+            if added:
+                raise errors.invalid(rt, name, [errors.cause(
+                    "metadata.finalizers", "FieldValueForbidden",
+                    "Forbidden: no new finalizers can be added if the object is being deleted, "
+                    "found new finalizers []string{" + ", ".join(
+                        f'"{f}"' for f in sorted(added)) + "}")])
+        for hook in self.store.admission(rt.gr):
+            hook("UPDATE", obj, old)
+        causes = validate_metadata(meta)
+        if rt.gr == CRD_GR:
+            causes += extensions.validate_crd(obj)
+        if causes:
+            raise errors.invalid(rt, name, causes)
+        if "generation" in old_meta and subresource != "status" and spec_changed(rt, old, obj):
+            meta["generation"] = int(old_meta["generation"]) + 1
+        meta["resourceVersion"] = old_meta["resourceVersion"]
+        if ctx.dry_run:
+            return obj
+        if self._finished(rt, obj):
+            self._remove(rt, obj, old)
+            return obj
+        if obj == old:
+            return old
+        stored = self.store.commit("MODIFIED", rt.gr, obj, old)
+        if rt.gr == CRD_GR and subresource != "status":
+            stored = crdstate.established(self.store, stored)
+        return stored
+
+    def _finished(self, rt: ResourceType, obj: dict[str, Any]) -> bool:
+        meta = obj["metadata"]
+        if not meta.get("deletionTimestamp") or meta.get("finalizers"):
+            return False
+        if rt.gr == NAMESPACE_GR:
+            return not (obj.get("spec") or {}).get("finalizers")
+        return True
+
+    def _remove(self, rt: ResourceType, obj: dict[str, Any], old: dict[str, Any]) -> None:
+        self.store.commit("DELETED", rt.gr, obj, old)
+        if rt.gr == CRD_GR:
+            crdstate.removed(self.store, obj)
+        elif rt.is_custom:
+            crdstate.custom_object_removed(self.store, self, rt)
+
+    def finalize_namespace(self, name: str, finalizers: list[str]) -> dict[str, Any] | None:
+        old = self.store.raw_get(NAMESPACE_GR, "", name)
+        ns_rt = self.store.registry.storage_type(NAMESPACE_GR)
+        assert ns_rt is not None
+        if old is None:
+            raise errors.not_found(ns_rt, name)
+        new = {**old, "metadata": dict(old["metadata"]),
+               "spec": {**(old.get("spec") or {}), "finalizers": list(finalizers)}}
+        if self._finished(ns_rt, new):
+            self._remove(ns_rt, new, old)
+            return None
+        if new == old:
+            return old
+        return self.store.commit("MODIFIED", NAMESPACE_GR, new, old)
+
+    # --- delete ------------------------------------------------------------------------------
+
+    def delete(self, rt: ResourceType, namespace: str | None, name: str, *,
+               propagation_policy: str | None = None,
+               preconditions: dict[str, Any] | None = None,
+               ctx: WriteContext | None = None) -> DeleteResult:
+        ctx = ctx or WriteContext()
+        ns = (namespace or "") if rt.namespaced else ""
+        old = self.store.raw_get(rt.gr, ns, name)
+        if old is None:
+            raise errors.not_found(rt, name)
+        old_meta = old["metadata"]
+        if preconditions:
+            uid = preconditions.get("uid")
+            if uid and uid != old_meta.get("uid"):
+                raise errors.conflict(
+                    rt, name, f"the UID in the precondition ({uid}) does not match the UID in "
+                    f"record ({old_meta.get('uid')}). The object might have been deleted and "
+                    "then recreated", kind_style=True)
+            rv = preconditions.get("resourceVersion")
+            if rv and rv != old_meta.get("resourceVersion"):
+                raise errors.conflict(
+                    rt, name, f"the ResourceVersion in the precondition ({rv}) does not match "
+                    f"the ResourceVersion in record ({old_meta.get('resourceVersion')}). The "
+                    "object might have been modified", kind_style=True)
+        if propagation_policy not in (None, "", "Background", "Foreground", "Orphan"):
+            raise errors.invalid_options("DeleteOptions", [errors.cause(
+                "propagationPolicy", "FieldValueNotSupported",
+                f'Unsupported value: "{propagation_policy}": supported values: "Foreground", '
+                '"Background", "Orphan", "nil"')])
+        if rt.gr == NAMESPACE_GR and name in IMMORTAL_NAMESPACES:
+            raise errors.forbidden(rt, name, "this namespace may not be deleted")
+        finalizers = list(old_meta.get("finalizers") or ())
+        extra = {"Foreground": "foregroundDeletion", "Orphan": "orphan"}.get(
+            propagation_policy or "")
+        if extra and extra not in finalizers:
+            finalizers.append(extra)
+        if rt.gr == CRD_GR and crdstate.CLEANUP_FINALIZER not in finalizers and \
+                self.store.count(crdstate.served_gr(old)) > 0:
+            finalizers.append(crdstate.CLEANUP_FINALIZER)
+        new = {**old, "metadata": {**old_meta, "finalizers": finalizers}}
+        if not finalizers:
+            new["metadata"].pop("finalizers", None)
+        first = not old_meta.get("deletionTimestamp")
+        if first:
+            new["metadata"]["deletionTimestamp"] = self.store.now()
+            new["metadata"]["deletionGracePeriodSeconds"] = 0
+            if old_meta.get("generation"):
+                new["metadata"]["generation"] = int(old_meta["generation"]) + 1
+        if rt.gr == NAMESPACE_GR:
+            new["status"] = {**(old.get("status") or {}), "phase": "Terminating"}
+        if ctx.dry_run:
+            return DeleteResult(new, not self._blocked(rt, new))
+        if self._blocked(rt, new):
+            if new == old:
+                return DeleteResult(old, False)
+            stored = self.store.commit("MODIFIED", rt.gr, new, old)
+            if rt.gr == CRD_GR and first:
+                stored = crdstate.terminating(self.store, self, stored)
+            return DeleteResult(stored, self.store.raw_get(rt.gr, ns, name) is None)
+        removed = {**old, "metadata": dict(old_meta)}
+        self._remove(rt, removed, old)
+        return DeleteResult(removed, True)
+
+    def _blocked(self, rt: ResourceType, obj: dict[str, Any]) -> bool:
+        if obj["metadata"].get("finalizers"):
+            return True
+        return rt.gr == NAMESPACE_GR and bool((obj.get("spec") or {}).get("finalizers"))
+
+    @staticmethod
+    def returns_object(rt: ResourceType) -> bool:
+        return rt.gr in RETURNS_DELETED_OBJECT
+
+
+def extensions_copy(obj: dict[str, Any]) -> dict[str, Any]:
+    from asyncop.apiserver.storage import copy_obj
+
+    return copy_obj(obj)
+
+
+def _removed_paths(before: Any, after: Any, prefix: str) -> list[str]:
+    if not isinstance(before, dict) or not isinstance(after, dict):
+        if isinstance(before, list) and isinstance(after, list) and len(before) == len(after):
+            out: list[str] = []
+            for i, (b, a) in enumerate(zip(before, after, strict=True)):
+                out += _removed_paths(b, a, f"{prefix}[{i}]")
+            return out
+        return []
+    paths: list[str] = []
+    for key, value in before.items():
+        path = f"{prefix}.{key}" if prefix else key
+        if key not in after:
+            paths.append(path)
+        else:
+            paths += _removed_paths(value, after[key], path)
+    return paths
+
+
+__all__ = ["BadRequest", "DeleteResult", "WriteContext", "Writer"]
