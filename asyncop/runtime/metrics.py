@@ -13,7 +13,8 @@ labels match controller-runtime and client-go's workqueue, so existing dashboard
 - `workqueue_depth`, `workqueue_adds_total`, `workqueue_queue_duration_seconds`,
   `workqueue_work_duration_seconds`, `workqueue_retries_total`,
   `workqueue_unfinished_work_seconds`, `workqueue_longest_running_processor_seconds`
-  (all `{name}`; the last two are computed at scrape time from the queue's in-flight keys)
+  (all `{name}`; queues keep plain numbers that a collector reads at scrape time, and the
+  last two are computed then from the queue's in-flight keys)
 - `leader_election_master_status{name}`, `asyncop_cache_objects{kind}`
 
 `exposition()` renders the text format for the metrics endpoint.
@@ -21,10 +22,18 @@ labels match controller-runtime and client-go's workqueue, so existing dashboard
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from bisect import bisect_left
+from collections.abc import Callable, Iterator
 from typing import Literal
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+from prometheus_client.metrics_core import (
+    CounterMetricFamily,
+    GaugeMetricFamily,
+    HistogramMetricFamily,
+    Metric,
+)
+from prometheus_client.registry import Collector
 
 ReconcileResult = Literal["success", "error", "requeue", "requeue_after"]
 RESULTS: tuple[ReconcileResult, ...] = ("success", "error", "requeue", "requeue_after")
@@ -36,7 +45,8 @@ _RECONCILE_BUCKETS = (
     10.0, 15.0, 20.0, 25.0, 30.0, 40.0, 50.0, 60.0,
 )  # fmt: skip
 # client-go's workqueue buckets: 10 ns * 10**i for i in 0..11.
-_QUEUE_BUCKETS = tuple(1e-8 * 10.0**i for i in range(12))
+_QUEUE_BUCKETS = tuple(float(f"1e{exp}") for exp in range(-8, 4))
+_QUEUE_BUCKET_LABELS = tuple(repr(bound) for bound in _QUEUE_BUCKETS)
 
 
 class Metrics:
@@ -82,44 +92,8 @@ class Metrics:
             ["controller"],
             registry=reg,
         )
-        self.queue_depth = Gauge(
-            "workqueue_depth", "Current depth of workqueue", ["name"], registry=reg
-        )
-        self.queue_adds = Counter(
-            "workqueue_adds_total", "Total number of adds handled by workqueue", ["name"],
-            registry=reg,
-        )
-        self.queue_latency = Histogram(
-            "workqueue_queue_duration_seconds",
-            "How long in seconds an item stays in workqueue before being requested",
-            ["name"],
-            buckets=_QUEUE_BUCKETS,
-            registry=reg,
-        )
-        self.work_duration = Histogram(
-            "workqueue_work_duration_seconds",
-            "How long in seconds processing an item from workqueue takes",
-            ["name"],
-            buckets=_QUEUE_BUCKETS,
-            registry=reg,
-        )
-        self.queue_retries = Counter(
-            "workqueue_retries_total", "Total number of retries handled by workqueue", ["name"],
-            registry=reg,
-        )
-        self.unfinished_work = Gauge(
-            "workqueue_unfinished_work_seconds",
-            "How many seconds of work has been done that is in progress and hasn't been "
-            "observed by work_duration",
-            ["name"],
-            registry=reg,
-        )
-        self.longest_running = Gauge(
-            "workqueue_longest_running_processor_seconds",
-            "How many seconds has the longest running processor for workqueue been running",
-            ["name"],
-            registry=reg,
-        )
+        self._queues: dict[str, QueueStats] = {}
+        reg.register(_QueueCollector(self._queues))
         self.leader_status = Gauge(
             "leader_election_master_status",
             "Gauge of if the reporting system is master of the relevant lease, 0 indicates "
@@ -163,9 +137,14 @@ class Metrics:
     def set_cache_objects(self, kind: str, count: int) -> None:
         self.cache_objects.labels(kind=kind).set(count)
 
-    def queue_metrics(self, name: str) -> QueueMetricsAdapter:
-        """The `workqueue.QueueMetrics` implementation for the queue called `name`."""
-        return QueueMetricsAdapter(self, name)
+    def queue_metrics(self, name: str) -> QueueStats:
+        """The `workqueue.QueueMetrics` implementation for the queue called `name`.
+
+        A queue of the same name started later (a restarted controller) replaces the old one.
+        """
+        stats = QueueStats()
+        self._queues[name] = stats
+        return stats
 
     def exposition(self) -> bytes:
         """The Prometheus text exposition format of every metric on this registry."""
@@ -173,35 +152,108 @@ class Metrics:
         return data
 
 
-class QueueMetricsAdapter:
-    """Binds a queue name to the workqueue_* metrics (label children resolved once)."""
+class _Histogram:
+    """A lock-free histogram for the single-threaded event loop (exported at scrape time)."""
 
-    __slots__ = ("_adds", "_depth", "_latency", "_longest", "_retries", "_unfinished", "_work")
+    __slots__ = ("counts", "sum")
 
-    def __init__(self, metrics: Metrics, name: str) -> None:
-        self._depth = metrics.queue_depth.labels(name=name)
-        self._adds = metrics.queue_adds.labels(name=name)
-        self._latency = metrics.queue_latency.labels(name=name)
-        self._work = metrics.work_duration.labels(name=name)
-        self._retries = metrics.queue_retries.labels(name=name)
-        self._unfinished = metrics.unfinished_work.labels(name=name)
-        self._longest = metrics.longest_running.labels(name=name)
+    def __init__(self) -> None:
+        self.counts = [0] * (len(_QUEUE_BUCKETS) + 1)
+        self.sum = 0.0
+
+    def observe(self, value: float) -> None:
+        self.counts[bisect_left(_QUEUE_BUCKETS, value)] += 1
+        self.sum += value
+
+    def buckets(self) -> list[tuple[str, float]]:
+        out: list[tuple[str, float]] = []
+        total = 0
+        for label, count in zip(_QUEUE_BUCKET_LABELS, self.counts, strict=False):
+            total += count
+            out.append((label, total))
+        out.append(("+Inf", total + self.counts[-1]))
+        return out
+
+
+class QueueStats:
+    """One queue's workqueue_* numbers: plain counters on the hot path, read at scrape time.
+
+    prometheus_client's metric objects take a lock and do several calls per update; a queue
+    reports 4-6 updates per key, so it keeps plain numbers here instead (measured in
+    bench/queue.py) and `_QueueCollector` turns them into metric families when scraped.
+    """
+
+    __slots__ = ("adds", "current_depth", "latency", "probe", "retries", "work")
+
+    def __init__(self) -> None:
+        self.adds = 0
+        self.retries = 0
+        self.current_depth = 0
+        self.latency = _Histogram()
+        self.work = _Histogram()
+        self.probe: Callable[[], tuple[float, float]] | None = None
 
     def added(self) -> None:
-        self._adds.inc()
+        self.adds += 1
 
     def depth(self, depth: int) -> None:
-        self._depth.set(depth)
+        self.current_depth = depth
 
     def queue_latency(self, seconds: float) -> None:
-        self._latency.observe(seconds)
+        self.latency.observe(seconds)
 
     def work_duration(self, seconds: float) -> None:
-        self._work.observe(seconds)
+        self.work.observe(seconds)
 
     def retried(self) -> None:
-        self._retries.inc()
+        self.retries += 1
 
     def track_processing(self, probe: Callable[[], tuple[float, float]]) -> None:
-        self._unfinished.set_function(lambda: probe()[0])
-        self._longest.set_function(lambda: probe()[1])
+        self.probe = probe
+
+
+class _QueueCollector(Collector):
+    """Exports every QueueStats of one Metrics under client-go's workqueue metric names."""
+
+    def __init__(self, queues: dict[str, QueueStats]) -> None:
+        self._queues = queues
+
+    def collect(self) -> Iterator[Metric]:
+        depth = GaugeMetricFamily("workqueue_depth", "Current depth of workqueue", labels=["name"])
+        adds = CounterMetricFamily(
+            "workqueue_adds", "Total number of adds handled by workqueue", labels=["name"]
+        )
+        latency = HistogramMetricFamily(
+            "workqueue_queue_duration_seconds",
+            "How long in seconds an item stays in workqueue before being requested",
+            labels=["name"],
+        )
+        work = HistogramMetricFamily(
+            "workqueue_work_duration_seconds",
+            "How long in seconds processing an item from workqueue takes",
+            labels=["name"],
+        )
+        retries = CounterMetricFamily(
+            "workqueue_retries", "Total number of retries handled by workqueue", labels=["name"]
+        )
+        unfinished = GaugeMetricFamily(
+            "workqueue_unfinished_work_seconds",
+            "How many seconds of work has been done that is in progress and hasn't been "
+            "observed by work_duration",
+            labels=["name"],
+        )
+        longest = GaugeMetricFamily(
+            "workqueue_longest_running_processor_seconds",
+            "How many seconds has the longest running processor for workqueue been running",
+            labels=["name"],
+        )
+        for name, stats in list(self._queues.items()):
+            depth.add_metric([name], stats.current_depth)
+            adds.add_metric([name], stats.adds)
+            latency.add_metric([name], stats.latency.buckets(), stats.latency.sum)
+            work.add_metric([name], stats.work.buckets(), stats.work.sum)
+            retries.add_metric([name], stats.retries)
+            in_flight, oldest = stats.probe() if stats.probe is not None else (0.0, 0.0)
+            unfinished.add_metric([name], in_flight)
+            longest.add_metric([name], oldest)
+        yield from (depth, adds, latency, work, retries, unfinished, longest)

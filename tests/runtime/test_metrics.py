@@ -51,6 +51,7 @@ def test_exposition_has_the_controller_runtime_and_workqueue_names() -> None:
     q.added()
     q.depth(1)
     q.queue_latency(0.5)
+    q.queue_latency(0.1)  # on a bucket bound: counted in le="0.1"
     q.work_duration(0.25)
     q.retried()
     q.track_processing(lambda: (3.0, 2.0))
@@ -59,7 +60,11 @@ def test_exposition_has_the_controller_runtime_and_workqueue_names() -> None:
         'controller_runtime_active_workers{controller="foo"} 1.0',
         'workqueue_depth{name="foo"} 1.0',
         'workqueue_adds_total{name="foo"} 1.0',
-        'workqueue_queue_duration_seconds_count{name="foo"} 1.0',
+        'workqueue_queue_duration_seconds_count{name="foo"} 2.0',
+        'workqueue_queue_duration_seconds_bucket{le="0.01",name="foo"} 0.0',
+        'workqueue_queue_duration_seconds_bucket{le="0.1",name="foo"} 1.0',
+        'workqueue_queue_duration_seconds_bucket{le="1.0",name="foo"} 2.0',
+        'workqueue_queue_duration_seconds_bucket{le="+Inf",name="foo"} 2.0',
         'workqueue_work_duration_seconds_sum{name="foo"} 0.25',
         'workqueue_retries_total{name="foo"} 1.0',
         'workqueue_unfinished_work_seconds{name="foo"} 3.0',
