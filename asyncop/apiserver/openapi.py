@@ -80,7 +80,7 @@ def _schema(rt: ResourceType) -> dict[str, Any]:
 
 def _param(name: str, *, v3: bool, location: str = "query") -> dict[str, Any]:
     if v3:
-        return {"name": name, "in": location, "schema": {"type": "string"}, "uniqueItems": True}
+        return {"name": name, "in": location, "schema": {"type": "string", "uniqueItems": True}}
     return {"name": name, "in": location, "type": "string", "uniqueItems": True}
 
 

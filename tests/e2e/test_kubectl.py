@@ -1,0 +1,224 @@
+"""The real kubectl (1.33 and 1.27, through the PATH dispatcher) against the embedded server.
+
+Each test starts a server reporting the kubectl minor version under test, so the dispatcher
+runs that kubectl; steps are grouped so that kubectl start-up costs stay small. Everything
+runs with kubectl's default flags (client-side validation on), which is what makes OpenAPI,
+Tables and discovery matter.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+from tests.e2e.conftest import Kubectl
+
+CRD = """\
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: crdplural.iksoon.test.com
+spec:
+  group: iksoon.test.com
+  scope: Namespaced
+  names:
+    plural: crdplural
+    singular: crdsingular
+    kind: CrdKind
+    shortNames: [crdshort, iksoontest]
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec:
+            type: object
+            properties:
+              choice:
+                type: string
+                pattern: ^(mysql|tomcat)$
+              replicas:
+                type: integer
+                minimum: 1
+                maximum: 10
+                default: 1
+          status:
+            type: object
+            properties:
+              phase: {type: string}
+    subresources:
+      status: {}
+    additionalPrinterColumns:
+    - name: DBorWAS
+      type: string
+      priority: 0
+      jsonPath: .spec.choice
+      description: Choose Mysql or Tomcat
+    - name: replicas
+      type: string
+      priority: 1
+      jsonPath: .spec.replicas
+    - name: Age
+      type: date
+      jsonPath: .metadata.creationTimestamp
+"""
+
+
+def _cr(name: str, choice: str = "mysql", replicas: int = 1) -> str:
+    return f"""\
+apiVersion: iksoon.test.com/v1
+kind: CrdKind
+metadata:
+  name: {name}
+  labels: {{app: demo}}
+spec:
+  choice: {choice}
+  replicas: {replicas}
+"""
+
+
+def _row(out: str, name: str) -> list[str]:
+    for line in out.splitlines():
+        cols = line.split()
+        if cols and cols[0] == name:
+            return cols
+    raise AssertionError(f"no row {name!r} in:\n{out}")
+
+
+async def _install_crd(k: Kubectl) -> None:
+    out = await k.ok("apply", "-f", k.write("crd.yaml", CRD))
+    assert out.strip() == (
+        "customresourcedefinition.apiextensions.k8s.io/crdplural.iksoon.test.com created")
+    out = await k.ok("wait", "--for=condition=Established", "--timeout=15s",
+                     "crd/crdplural.iksoon.test.com")
+    assert "condition met" in out
+
+
+async def test_crd_and_custom_resources(kubectl: Kubectl) -> None:
+    k = kubectl
+    await _install_crd(k)
+    out = await k.ok("get", "crd")
+    assert out.splitlines()[0].split() == ["NAME", "CREATED", "AT"]
+    assert re.search(r"crdplural\.iksoon\.test\.com\s+\d{4}-\d\d-\d\dT", out)
+
+    cr = k.write("cr.yaml", _cr("iksoon-crd-test"))
+    out = await k.ok("apply", "-f", cr)
+    assert out.strip() == "crdkind.iksoon.test.com/iksoon-crd-test created"
+    for resource in ("crdplural", "crdshort", "iksoontest", "crdsingular"):
+        out = await k.ok("get", resource)
+        assert out.splitlines()[0].split() == ["NAME", "DBORWAS", "AGE"]
+        assert _row(out, "iksoon-crd-test")[1] == "mysql"
+    wide = await k.ok("get", "crdshort", "-o", "wide")
+    assert wide.splitlines()[0].split() == ["NAME", "DBORWAS", "REPLICAS", "AGE"]
+    assert _row(wide, "iksoon-crd-test")[1:3] == ["mysql", "1"]
+    labels = await k.ok("get", "crdshort", "--show-labels", "-A")
+    assert _row(labels, "default")[1] == "iksoon-crd-test" and "app=demo" in labels
+
+    out = await k.ok("apply", "-f", cr)
+    assert out.strip() == "crdkind.iksoon.test.com/iksoon-crd-test unchanged"
+
+    out = await k.ok("patch", "crdshort", "iksoon-crd-test", "--type", "merge",
+                     "-p", '{"spec":{"replicas":3}}')
+    assert "patched" in out
+    out = await k.ok("get", "crdshort", "iksoon-crd-test", "-o", "jsonpath={.spec.replicas}")
+    assert out == "3"
+    smp = await k("patch", "crdshort", "iksoon-crd-test", "-p", '{"spec":{"replicas":4}}')
+    assert smp.rc != 0 and "application/strategic-merge-patch+json is not supported" in smp.err
+
+    out = await k.ok("apply", "--server-side", "-f",
+                     k.write("ssa.yaml", _cr("server-side", "tomcat", 2)))
+    assert out.strip() == "crdkind.iksoon.test.com/server-side serverside-applied"
+    yaml_out = await k.ok("get", "iksoontest", "server-side", "-o", "yaml")
+    assert "choice: tomcat" in yaml_out and "replicas: 2" in yaml_out
+    assert "kind: CrdKind" in yaml_out
+
+    explained = await k.ok("explain", "crdplural.spec")
+    assert re.search(r"choice\s+<string>", explained)
+    assert re.search(r"replicas\s+<integer>", explained)
+
+    described = await k.ok("describe", "crdshort", "iksoon-crd-test")
+    assert re.search(r"Name:\s+iksoon-crd-test", described)
+    assert re.search(r"Choice:\s+mysql", described)
+
+    out = await k.ok("delete", "crdshort", "iksoon-crd-test", "--wait=true")
+    assert out.strip() == 'crdkind.iksoon.test.com "iksoon-crd-test" deleted'
+    missing = await k("get", "crdshort", "iksoon-crd-test")
+    assert missing.rc != 0
+    assert 'crdplural.iksoon.test.com "iksoon-crd-test" not found' in missing.err
+
+
+async def test_schema_invalid_objects_are_rejected_with_the_field(kubectl: Kubectl) -> None:
+    k = kubectl
+    await _install_crd(k)
+    bad = await k("apply", "-f", k.write("bad.yaml", _cr("bad", "oracle", 11)))
+    assert bad.rc != 0
+    assert 'The CrdKind "bad" is invalid' in bad.err
+    assert "spec.choice: Invalid value: \"oracle\": spec.choice in body should match " \
+           "'^(mysql|tomcat)$'" in bad.err
+    assert "spec.replicas: Invalid value: 11: spec.replicas in body should be less than or " \
+           "equal to 10" in bad.err
+    unknown = await k("apply", "-f", k.write("unknown.yaml", _cr("u") + "  colour: red\n"))
+    assert unknown.rc != 0 and 'unknown field "spec.colour"' in unknown.err
+    lax = await k("apply", "--validate=false", "-f", k.write("lax.yaml", _cr("u")
+                                                             + "  colour: red\n"))
+    assert lax.rc == 0, lax.err
+    out = await k.ok("get", "crdshort", "u", "-o", "jsonpath={.spec}")
+    assert "colour" not in out and '"replicas":1' in out.replace(" ", "")
+
+
+async def test_watch_streams_new_rows(kubectl: Kubectl) -> None:
+    k = kubectl
+    await _install_crd(k)
+    await k.ok("apply", "-f", k.write("a.yaml", _cr("first")))
+    watch = await k.background("get", "crdplural", "-w")
+    try:
+        await watch.wait_for_text("first")
+        assert "DBORWAS" in watch.out
+        await k.ok("apply", "-f", k.write("b.yaml", _cr("second", "tomcat", 2)))
+        await watch.wait_for_text("second")
+        assert re.search(r"second\s+tomcat", watch.out)
+    finally:
+        await watch.stop()
+
+
+async def test_builtin_workflow(kubectl: Kubectl) -> None:
+    k = kubectl
+    version = json.loads(await k.ok("version", "-o", "json"))
+    assert version["clientVersion"]["minor"] == k.minor
+    assert version["serverVersion"]["minor"] == k.minor
+    out = await k.ok("create", "namespace", "team-a")
+    assert out.strip() == "namespace/team-a created"
+    out = await k.ok("get", "namespace", "team-a")
+    assert _row(out, "team-a")[1] == "Active"
+    manifest = k.write("cm.yaml", """\
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: settings, namespace: team-a}
+data: {a: "1", b: "2"}
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web, namespace: team-a}
+spec:
+  replicas: 2
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec:
+      containers: [{name: nginx, image: "nginx:1.27"}]
+""")
+    out = await k.ok("apply", "-f", manifest)
+    assert "configmap/settings created" in out and "deployment.apps/web created" in out
+    out = await k.ok("get", "cm", "-n", "team-a")
+    assert _row(out, "settings")[1] == "2"
+    out = await k.ok("get", "deploy", "-n", "team-a", "-o", "wide")
+    header = out.splitlines()[0].split()
+    assert header[:5] == ["NAME", "READY", "UP-TO-DATE", "AVAILABLE", "AGE"]
+    assert "nginx:1.27" in _row(out, "web")
+    out = await k.ok("apply", "-f", manifest)
+    assert "configmap/settings unchanged" in out
+    out = await k.ok("delete", "-f", manifest)
+    assert 'configmap "settings" deleted' in out
