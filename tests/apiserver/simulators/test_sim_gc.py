@@ -1,0 +1,159 @@
+"""ownerReference garbage collection: background, foreground, orphan, uid identity."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from simkit import Sim, quiesce
+
+from asyncop.testing import eventually
+
+NS = "default"
+
+
+def cm(name: str, *owners: dict[str, Any], block: bool = True,
+       finalizers: list[str] | None = None) -> dict[str, Any]:
+    meta: dict[str, Any] = {"name": name, "namespace": NS}
+    if owners:
+        meta["ownerReferences"] = [
+            {"apiVersion": "v1", "kind": "ConfigMap", "name": o["metadata"]["name"],
+             "uid": o["metadata"]["uid"], "blockOwnerDeletion": block} for o in owners]
+    if finalizers:
+        meta["finalizers"] = finalizers
+    return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": meta, "data": {"k": name}}
+
+
+def deployment(name: str) -> dict[str, Any]:
+    return {
+        "apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": name, "namespace": NS},
+        "spec": {"replicas": 2, "selector": {"matchLabels": {"app": name}},
+                 "template": {"metadata": {"labels": {"app": name}},
+                              "spec": {"containers": [{"name": "c", "image": "nginx"}]}}}}
+
+
+async def make(sim: Sim, name: str, *owners: dict[str, Any], **kw: Any) -> dict[str, Any]:
+    obj: dict[str, Any] = await sim.store.create(sim.rt("", "v1", "configmaps"),
+                                                 cm(name, *owners, **kw))
+    return obj
+
+
+def get(sim: Sim, name: str) -> dict[str, Any] | None:
+    return sim.store.get(sim.rt("", "v1", "configmaps"), NS, name)
+
+
+async def gone(sim: Sim, *names: str) -> None:
+    await eventually(lambda: all(get(sim, n) is None for n in names), timeout=5,
+                     message=f"{names} collected")
+
+
+async def test_background_collects_dependents_whose_owners_are_all_gone(sim: Sim) -> None:
+    CM = sim.rt("", "v1", "configmaps")
+    owner = await make(sim, "owner")
+    other = await make(sim, "other")
+    child = await make(sim, "child", owner)
+    await make(sim, "grandchild", child)
+    await make(sim, "shared", owner, other)
+    await sim.store.delete(CM, NS, "owner")
+    await gone(sim, "child", "grandchild")
+    shared = get(sim, "shared")
+    assert shared is not None
+    await eventually(lambda: [r["name"] for r in (get(sim, "shared") or {})["metadata"]
+                              .get("ownerReferences", [])] == ["other"], timeout=5,
+                     message="dangling reference removed")
+    assert get(sim, "other") is not None
+
+
+async def test_owner_with_same_name_but_other_uid_counts_as_gone(sim: Sim) -> None:
+    CM = sim.rt("", "v1", "configmaps")
+    owner = await make(sim, "reborn")
+    await make(sim, "kept", owner)
+    await sim.store.delete(CM, NS, "reborn")
+    await make(sim, "reborn")  # same name, new uid
+    await gone(sim, "kept")
+    assert get(sim, "reborn") is not None
+
+
+async def test_dependent_created_with_dangling_owner_is_collected(sim: Sim) -> None:
+    fake_owner = {"metadata": {"name": "ghost", "uid": "00000000-0000-4000-8000-000000000000"}}
+    await make(sim, "orphaned", fake_owner)
+    await gone(sim, "orphaned")
+
+
+async def test_foreground_deletes_dependents_first_then_owner(sim: Sim) -> None:
+    CM = sim.rt("", "v1", "configmaps")
+    owner = await make(sim, "fg")
+    await make(sim, "blocker", owner, finalizers=["example.com/hold"])
+    await make(sim, "plain", owner)
+    left = await sim.store.delete(CM, NS, "fg", propagation_policy="Foreground")
+    assert left is not None and "foregroundDeletion" in left["metadata"]["finalizers"]
+    await gone(sim, "plain")
+
+    def blocker_deleting() -> bool:
+        b = get(sim, "blocker")
+        return bool(b and b["metadata"].get("deletionTimestamp"))
+
+    await eventually(blocker_deleting, timeout=5, message="blocker marked for deletion")
+    await quiesce()
+    fg = get(sim, "fg")
+    assert fg is not None and fg["metadata"]["deletionTimestamp"]  # still waiting
+    blocker = get(sim, "blocker")
+    assert blocker is not None
+    blocker["metadata"]["finalizers"] = []
+    await sim.store.update(CM, blocker)
+    await gone(sim, "fg", "blocker")
+
+
+async def test_foreground_is_not_blocked_by_non_blocking_dependents(sim: Sim) -> None:
+    CM = sim.rt("", "v1", "configmaps")
+    owner = await make(sim, "fg2")
+    await make(sim, "lazy", owner, block=False, finalizers=["example.com/hold"])
+    await sim.store.delete(CM, NS, "fg2", propagation_policy="Foreground")
+    await gone(sim, "fg2")
+    lazy = get(sim, "lazy")
+    assert lazy is not None and lazy["metadata"]["deletionTimestamp"]
+
+
+async def test_orphan_keeps_dependents_without_the_reference(sim: Sim) -> None:
+    CM = sim.rt("", "v1", "configmaps")
+    owner = await make(sim, "parent")
+    other = await make(sim, "other-parent")
+    await make(sim, "kid", owner)
+    await make(sim, "twin", owner, other)
+    await sim.store.delete(CM, NS, "parent", propagation_policy="Orphan")
+    await gone(sim, "parent")
+    kid, twin = get(sim, "kid"), get(sim, "twin")
+    assert kid is not None and not kid["metadata"].get("ownerReferences")
+    assert twin is not None
+    assert [r["name"] for r in twin["metadata"]["ownerReferences"]] == ["other-parent"]
+    await quiesce()
+    assert get(sim, "kid") is not None
+
+
+async def test_deployment_deletion_cascades_to_replicasets_and_pods(sim: Sim) -> None:
+    D, RS, P = (sim.rt("apps", "v1", "deployments"), sim.rt("apps", "v1", "replicasets"),
+                sim.rt("", "v1", "pods"))
+    await sim.store.create(D, deployment("casc"))
+    await eventually(lambda: len(sim.store.list(P, NS)) == 2, timeout=5, message="pods")
+    await sim.store.delete(D, NS, "casc")
+    await eventually(lambda: not sim.store.list(RS, NS) and not sim.store.list(P, NS),
+                     timeout=5, message="cascade")
+
+
+async def test_foreground_deployment_deletion_waits_for_its_tree(sim: Sim) -> None:
+    D, RS, P = (sim.rt("apps", "v1", "deployments"), sim.rt("apps", "v1", "replicasets"),
+                sim.rt("", "v1", "pods"))
+    await sim.store.create(D, deployment("fgd"))
+    await eventually(lambda: len(sim.store.list(P, NS)) == 2, timeout=5, message="pods")
+    await sim.store.delete(D, NS, "fgd", propagation_policy="Foreground")
+    await eventually(lambda: sim.store.get(D, NS, "fgd") is None, timeout=5, message="owner")
+    assert sim.store.list(RS, NS) == [] and sim.store.list(P, NS) == []
+
+
+async def test_cluster_scoped_dependent_of_namespaced_kind_is_never_collected(sim: Sim) -> None:
+    NSRT = sim.rt("", "v1", "namespaces")
+    ref = {"apiVersion": "v1", "kind": "ConfigMap", "name": "nowhere",
+           "uid": "00000000-0000-4000-8000-000000000001"}
+    await sim.store.create(NSRT, {"apiVersion": "v1", "kind": "Namespace",
+                                  "metadata": {"name": "weird", "ownerReferences": [ref]}})
+    await quiesce()
+    assert sim.store.get(NSRT, None, "weird") is not None
