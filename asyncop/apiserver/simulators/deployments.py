@@ -161,7 +161,9 @@ class DeploymentSimulator(Simulator[tuple[str, str, str]]):
     # ReplicaSet ---------------------------------------------------------------------------
     def _owned_pods(self, rs: Obj) -> list[Obj]:
         uid = uid_of(rs)
-        return [p for p in self.store.list(self.pod_rt, ns_of(rs)) if controller_uid(p) == uid]
+        selector = ((rs.get("spec") or {}).get("selector") or {}).get("matchLabels") or None
+        return [p for p in self.store.list(self.pod_rt, ns_of(rs), label_selector=selector)
+                if controller_uid(p) == uid]
 
     async def _sync_replicaset(self, ns: str, name: str) -> None:
         rs = self.store.get(self.rs_rt, ns, name)

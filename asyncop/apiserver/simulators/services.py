@@ -56,6 +56,11 @@ class ServiceAllocator:
         self._port_cursor = 0
 
     def install(self) -> None:
+        """Register the hook, unless an allocator already serves this store (a restart)."""
+        hooks = getattr(self.store, "admission", None)
+        if callable(hooks) and any(isinstance(getattr(h, "__self__", None), ServiceAllocator)
+                                   for h in hooks(self.rt.gr)):
+            return
         self.store.add_admission(self.rt.gr, self.admit)
 
     def _used(self, ns: str, name: str) -> tuple[set[str], set[int]]:

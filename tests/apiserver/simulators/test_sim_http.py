@@ -1,0 +1,157 @@
+"""The simulators as real clients see them: through the embedded ApiServer over HTTP."""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from asyncop.api import Invalid, NotFound
+from asyncop.api.kinds import DEPLOYMENT, POD, REPLICASET, SERVICE
+from asyncop.apiserver import ApiServer
+from asyncop.client import Client
+from asyncop.client.config import load_config
+from asyncop.testing import eventually
+
+KUBECTL = shutil.which("kubectl")
+
+WEB = {
+    "apiVersion": "apps/v1", "kind": "Deployment",
+    "metadata": {"name": "web", "namespace": "default"},
+    "spec": {"replicas": 3, "selector": {"matchLabels": {"app": "web"}},
+             "template": {"metadata": {"labels": {"app": "web"}},
+                          "spec": {"containers": [{"name": "c", "image": "nginx:1.27"}]}}},
+}
+
+
+@pytest.fixture
+async def server() -> AsyncIterator[ApiServer]:
+    srv = ApiServer()
+    await srv.start()
+    try:
+        yield srv
+    finally:
+        await srv.stop()
+
+
+@pytest.fixture
+async def client(server: ApiServer) -> AsyncIterator[Client]:
+    async with Client(await load_config(url=server.url)) as c:
+        yield c
+
+
+async def test_deployment_rollout_and_foreground_delete_over_http(client: Client) -> None:
+    await client.create(DEPLOYMENT, WEB)  # type: ignore[arg-type]
+
+    async def available() -> dict[str, Any] | None:
+        d: dict[str, Any] = dict(await client.get(DEPLOYMENT, "web", namespace="default"))
+        st = d.get("status") or {}
+        return d if st.get("availableReplicas") == 3 and st.get("updatedReplicas") == 3 else None
+
+    d = await eventually(available, timeout=10, message="deployment available")
+    assert d["status"]["observedGeneration"] == d["metadata"]["generation"]
+    rses = (await client.list(REPLICASET, namespace="default", label_selector="app=web"))["items"]
+    assert len(rses) == 1
+    assert rses[0]["metadata"]["ownerReferences"][0]["uid"] == d["metadata"]["uid"]
+    thash = rses[0]["metadata"]["labels"]["pod-template-hash"]
+    pods = (await client.list(POD, namespace="default",
+                              label_selector=f"app=web,pod-template-hash={thash}"))["items"]
+    assert sorted(p["status"]["phase"] for p in pods) == ["Running"] * 3
+
+    await client.delete(DEPLOYMENT, "web", namespace="default", propagation_policy="Foreground")
+
+    async def all_gone() -> bool:
+        try:
+            await client.get(DEPLOYMENT, "web", namespace="default")
+            return False
+        except NotFound:
+            pass
+        left = (await client.list(POD, namespace="default"))["items"]
+        left += (await client.list(REPLICASET, namespace="default"))["items"]
+        return not left
+
+    await eventually(all_gone, timeout=10, message="deployment tree deleted")
+
+
+async def test_service_allocation_over_http(client: Client) -> None:
+    body = {"apiVersion": "v1", "kind": "Service",
+            "metadata": {"name": "np", "namespace": "default"},
+            "spec": {"type": "NodePort", "ports": [{"port": 80, "nodePort": 30080}]}}
+    out = await client.create(SERVICE, body)  # type: ignore[arg-type]
+    assert out["spec"]["clusterIP"].startswith("10.")
+    body["metadata"]["name"] = "np2"  # type: ignore[index]
+    with pytest.raises(Invalid) as err:
+        await client.create(SERVICE, body)  # type: ignore[arg-type]
+    assert err.value.code == 422
+    assert "provided port is already allocated" in str(err.value)
+
+
+MANIFEST = """\
+apiVersion: v1
+kind: Namespace
+metadata:
+  name: shop
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+  namespace: shop
+spec:
+  replicas: 2
+  selector:
+    matchLabels: {app: web}
+  template:
+    metadata:
+      labels: {app: web}
+    spec:
+      containers:
+      - name: web
+        image: nginx:1.27
+---
+apiVersion: v1
+kind: Service
+metadata:
+  name: web
+  namespace: shop
+spec:
+  selector: {app: web}
+  ports:
+  - port: 80
+"""
+
+
+async def kubectl(kubeconfig: Path, cache: Path, *args: str) -> tuple[int, str]:
+    assert KUBECTL is not None
+    proc = await asyncio.create_subprocess_exec(
+        KUBECTL, f"--kubeconfig={kubeconfig}", f"--cache-dir={cache}", "--request-timeout=20s",
+        *args, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
+        stdin=asyncio.subprocess.DEVNULL)
+    out, _ = await asyncio.wait_for(proc.communicate(), 60)
+    return proc.returncode or 0, out.decode()
+
+
+@pytest.mark.skipif(KUBECTL is None, reason="kubectl is not on PATH")
+async def test_kubectl_rollout_status_and_namespace_deletion(server: ApiServer,
+                                                             tmp_path: Path) -> None:
+    config = server.write_kubeconfig(tmp_path / "kubeconfig")
+    cache = tmp_path / "cache"
+    manifest = tmp_path / "shop.yaml"
+    manifest.write_text(MANIFEST)
+    rc, out = await kubectl(config, cache, "apply", "-f", str(manifest))
+    assert rc == 0, out
+    rc, out = await kubectl(config, cache, "rollout", "status", "deployment/web", "-n", "shop",
+                            "--timeout=30s")
+    assert rc == 0, out
+    assert 'deployment "web" successfully rolled out' in out
+    rc, out = await kubectl(config, cache, "get", "svc", "web", "-n", "shop",
+                            "-o", "jsonpath={.spec.clusterIP}")
+    assert rc == 0 and out.startswith("10.9"), out
+    rc, out = await kubectl(config, cache, "delete", "namespace", "shop", "--timeout=30s")
+    assert rc == 0, out
+    rc, out = await kubectl(config, cache, "get", "namespace", "shop")
+    assert rc != 0 and "NotFound" in out, out
