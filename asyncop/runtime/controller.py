@@ -78,6 +78,8 @@ class _WriteLog:
     writes: dict[tuple[Kind, str], str | None]
 
 
+_MAX_PENDING_WRITES = 4096
+
 _current_writes: ContextVar[_WriteLog | None] = ContextVar(
     "asyncop_reconcile_writes", default=None
 )
@@ -121,7 +123,10 @@ class Controller:
         if self.primary is None and any(w.target == "owner" for w in self.watches):
             raise ValueError("owns() needs a for_() watch naming the primary kind")
         self.queue: WorkQueue[str] | None = None
-        self._pending_writes: dict[str, dict[tuple[Kind, str], str | None]] = {}
+        self._running = False
+        self._write_sources: list[WriteSource] = []
+        # key -> (monotonic time of the reconcile, its writes); consumed by the next reconcile.
+        self._pending_writes: dict[str, tuple[float, dict[tuple[Kind, str], str | None]]] = {}
 
     def __repr__(self) -> str:
         return f"Controller({self.name!r}, workers={self.workers})"
@@ -135,6 +140,22 @@ class Controller:
         client: WriteSource | None = None,
     ) -> None:
         """Run until cancelled; cancellation drains in-flight reconciles, then propagates."""
+        if self._running:
+            raise RuntimeError(f"controller {self.name!r} is already running")
+        self._running = True
+        try:
+            await self._run(cache=cache, clock=clock, metrics=metrics, client=client)
+        finally:
+            self._running = False
+
+    async def _run(
+        self,
+        *,
+        cache: CacheLike,
+        clock: Clock,
+        metrics: Metrics | None,
+        client: WriteSource | None,
+    ) -> None:
         queue: WorkQueue[str] = WorkQueue(
             clock=clock,
             rate_limiter=self._rate_limiter,
@@ -145,8 +166,9 @@ class Controller:
         rt = _Run(queue, cache, clock, metrics)
         for watch in self.watches:
             cache.informer(watch.kind).add_handler(watch.handler(queue, primary=self.primary))
-        if client is not None:
-            client.add_write_listener(self._on_write)
+        if client is not None and not any(c is client for c in self._write_sources):
+            client.add_write_listener(self._on_write)  # once per client, across restarts
+            self._write_sources.append(client)
         if metrics is not None:
             metrics.controller_started(self.name, workers=self.workers)
         tasks: list[asyncio.Task[None]] = []
@@ -228,7 +250,7 @@ class Controller:
             finally:
                 _current_writes.reset(token)
                 if wlog.writes:
-                    self._pending_writes[key] = wlog.writes
+                    self._remember_writes(rt.clock, key, wlog.writes)
                 if rt.metrics is not None:
                     rt.metrics.worker_busy(self.name, -1)
                     if outcome is not None:
@@ -251,11 +273,14 @@ class Controller:
             if task is None or task.cancelling():
                 raise  # we are being cancelled: never swallow it
             # A CancelledError leaking out of the reconciler's own code is just a failure.
-            log.error("reconcile failed", error="CancelledError", requeues=queue.num_requeues(key))
+            log.error(
+                "reconcile failed", key=key, error="CancelledError",
+                requeues=queue.num_requeues(key),
+            )
             queue.add_rate_limited(key)
             return "error", False
         except TerminalError as err:
-            log.error("reconcile failed terminally", error=str(err), exc_info=err)
+            log.error("reconcile failed terminally", key=key, error=str(err), exc_info=err)
             queue.forget(key)
             return "error", True
         except Exception as err:
@@ -263,6 +288,7 @@ class Controller:
                 raise
             log.error(
                 "reconcile failed",
+                key=key,
                 error=str(err) or type(err).__name__,
                 requeues=queue.num_requeues(key),
                 exc_info=err,
@@ -286,11 +312,24 @@ class Controller:
         rv = None if obj is None else (obj.get("metadata") or {}).get("resourceVersion")
         wlog.writes[(kind, key)] = rv
 
+    def _remember_writes(
+        self, clock: Clock, key: str, writes: dict[tuple[Kind, str], str | None]
+    ) -> None:
+        now = clock.monotonic()
+        pending = self._pending_writes
+        if len(pending) >= _MAX_PENDING_WRITES:
+            # Keys that are never reconciled again (deleted objects) must not pile up; a
+            # record older than the wait bound would only cost one bounded wait anyway.
+            for stale in [k for k, (t, _) in pending.items() if now - t > self.write_sync_timeout]:
+                del pending[stale]
+        pending[key] = (now, writes)
+
     async def _catch_up(self, rt: _Run, key: str) -> None:
         """Wait (bounded) until the cache reflects the writes of this key's last reconcile."""
-        writes = self._pending_writes.pop(key, None)
-        if not writes:
+        record = self._pending_writes.pop(key, None)
+        if record is None:
             return
+        writes = record[1]
         clock = rt.clock
         deadline = clock.monotonic() + self.write_sync_timeout
         for (kind, obj_key), rv in writes.items():
@@ -298,11 +337,13 @@ class Controller:
             try:
                 if remaining <= 0:
                     raise TimeoutError
-                await wait_for(
+                caught_up = await wait_for(
                     clock,
                     rt.cache.wait_for_resource_version(kind, obj_key, rv, timeout=remaining),
                     remaining,
                 )
+                if caught_up is False:  # the Cache reports its own timeout as False
+                    raise TimeoutError
             except TimeoutError:
                 log.warning(
                     "cache behind own write, proceeding",

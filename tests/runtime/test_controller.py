@@ -14,12 +14,16 @@ import structlog
 from structlog.testing import capture_logs
 
 from asyncop.api import Kind, OwnerReference, RawObject, Request
+from asyncop.api.kinds import CONFIGMAP
+from asyncop.apiserver import ApiServer
+from asyncop.client import Client, ClientConfig
 from asyncop.clock import Clock
+from asyncop.runtime.cache import Cache
 from asyncop.runtime.controller import Controller, WriteListener
-from asyncop.runtime.handlers import EventHandler, for_, owns
+from asyncop.runtime.handlers import EventHandler, for_, label_selector, owns
 from asyncop.runtime.metrics import Metrics
 from asyncop.runtime.reconcile import Result, TerminalError, reconciler
-from asyncop.testing import FakeClock
+from asyncop.testing import FakeClock, eventually
 
 FOO = Kind("samplecontroller.k8s.io", "v1alpha1", "foos", "Foo")
 DEP = Kind("apps", "v1", "deployments", "Deployment")
@@ -464,3 +468,39 @@ async def test_recover_panic_false_lets_the_exception_end_run() -> None:
     cache.informer(FOO).add(foo("a"))
     with pytest.raises(KeyError):
         await asyncio.wait_for(task, timeout=5)
+
+
+async def test_read_your_own_writes_prevents_duplicate_creates_end_to_end() -> None:
+    """Real ApiServer, Client and Cache: a reconciler that creates a child with generateName
+    when the cache shows none, requeued at once five times, leaves exactly one child."""
+    clock = FakeClock()
+    rounds: list[int] = []
+    async with ApiServer(simulators=False) as server, \
+            Client(ClientConfig(host=server.url), max_retries=0) as client:
+        cache = Cache(client, clock=clock)
+
+        async def fn(req: Request) -> Result:
+            children = cache.list(CONFIGMAP, namespace=req.namespace, labels={"parent": req.name})
+            if not children:
+                child = {"metadata": {"generateName": f"{req.name}-", "namespace": req.namespace,
+                                      "labels": {"parent": req.name}}}
+                await client.create(CONFIGMAP, child)  # type: ignore[arg-type]
+            rounds.append(len(children))
+            return Result(requeue_after=0) if len(rounds) < 5 else Result()
+
+        ctrl = Controller("parents", reconciler(fn), watches=[for_(CONFIGMAP,
+                          label_selector("role=parent"))])
+        await cache.start()
+        task = asyncio.create_task(ctrl.run(cache=cache, clock=clock, client=client))
+        try:
+            await client.create(CONFIGMAP, {"metadata": {"name": "p", "namespace": "default",
+                                                         "labels": {"role": "parent"}}})
+            await eventually(lambda: len(rounds) >= 5, timeout=10)
+        finally:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+            await cache.stop()
+        listed = await client.list(CONFIGMAP, namespace="default", label_selector="parent=p")
+    assert len(listed["items"]) == 1
+    assert rounds == [0, 1, 1, 1, 1]
