@@ -1,0 +1,34 @@
+"""A Widget CRD used by the API server tests."""
+
+from __future__ import annotations
+
+from typing import Any
+
+WIDGET_CRD: dict[str, Any] = {
+    "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+    "metadata": {"name": "widgets.example.com"},
+    "spec": {
+        "group": "example.com", "scope": "Namespaced",
+        "names": {"plural": "widgets", "singular": "widget", "kind": "Widget",
+                  "shortNames": ["wd"], "categories": ["all"]},
+        "versions": [{
+            "name": "v1", "served": True, "storage": True,
+            "schema": {"openAPIV3Schema": {"type": "object", "properties": {
+                "spec": {"type": "object", "properties": {
+                    "size": {"type": "integer", "minimum": 1, "maximum": 10},
+                    "color": {"type": "string"}}},
+                "status": {"type": "object", "properties": {
+                    "ready": {"type": "boolean"}, "replicas": {"type": "integer"}}}}}},
+            "subresources": {"status": {}, "scale": {"specReplicasPath": ".spec.size",
+                                                      "statusReplicasPath": ".status.replicas"}},
+        }],
+    },
+}
+
+WIDGETS = "/apis/example.com/v1/namespaces/default/widgets"
+CRDS = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
+
+
+def widget(name: str, size: int = 1, **extra: Any) -> dict[str, Any]:
+    return {"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": name},
+            "spec": {"size": size}, **extra}
