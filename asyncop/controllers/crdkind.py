@@ -30,6 +30,7 @@ from asyncop.controllers.common import (
     PolicyRule,
     condition,
     set_condition,
+    unless_stale,
     write_status,
 )
 from asyncop.controllers.kinds import CRDKIND
@@ -75,6 +76,9 @@ class CrdKindReconciler:
         self.images = {**DEFAULT_IMAGES, **(images or {})}
 
     async def reconcile(self, req: Request) -> Result:
+        return await unless_stale(req, self._reconcile(req))
+
+    async def _reconcile(self, req: Request) -> Result:
         ck = self.cache.get(CRDKIND, req.name, req.namespace)
         if ck is None or ck["metadata"].get("deletionTimestamp"):
             return Result()

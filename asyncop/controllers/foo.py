@@ -33,7 +33,7 @@ from asyncop.api import (
 )
 from asyncop.api.kinds import DEPLOYMENT
 from asyncop.client import Client
-from asyncop.controllers.common import EVENTS_RULES, PolicyRule, write_status
+from asyncop.controllers.common import EVENTS_RULES, PolicyRule, unless_stale, write_status
 from asyncop.controllers.kinds import FOO
 from asyncop.runtime.cache import Cache
 from asyncop.runtime.controller import Controller
@@ -69,6 +69,9 @@ class FooReconciler:
         self.image = image
 
     async def reconcile(self, req: Request) -> Result:
+        return await unless_stale(req, self._reconcile(req))
+
+    async def _reconcile(self, req: Request) -> Result:
         foo = self.cache.get(FOO, req.name, req.namespace)
         if foo is None or foo["metadata"].get("deletionTimestamp"):
             return Result()

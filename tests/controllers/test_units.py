@@ -98,7 +98,7 @@ def test_conditions_keep_transition_time_while_status_holds() -> None:
     conds = set_condition(conds, same)
     assert conds[0]["lastTransitionTime"] == "t1" and conds[0]["reason"] == "Y"
     flipped = condition("Ready", True, reason="Valid", message="", generation=3, now="t3")
-    conds = set_condition(conds + [{"type": "Other", "status": "True"}], flipped)
+    conds = set_condition([*conds, {"type": "Other", "status": "True"}], flipped)
     assert conds[0]["lastTransitionTime"] == "t3" and len(conds) == 2
 
 

@@ -6,7 +6,7 @@ package, never each other.
 
 from asyncop.controllers.common.conditions import condition, set_condition
 from asyncop.controllers.common.rbac import EVENTS_RULES, PolicyRule, merge_rules
-from asyncop.controllers.common.status import write_status
+from asyncop.controllers.common.status import unless_stale, write_status
 
 __all__ = [
     "EVENTS_RULES",
@@ -14,5 +14,6 @@ __all__ = [
     "condition",
     "merge_rules",
     "set_condition",
+    "unless_stale",
     "write_status",
 ]

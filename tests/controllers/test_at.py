@@ -1,0 +1,202 @@
+"""at controller, end to end on the embedded API server with a FakeClock."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any
+
+from ctlenv import NS, Cluster
+
+from asyncop.api import Kind, RawObject
+from asyncop.api.kinds import EVENT, POD
+from asyncop.clock import format_time
+from asyncop.controllers.at import at_controller
+from asyncop.controllers.kinds import AT
+from asyncop.testing import eventually
+
+
+def _at(name: str, schedule: str, command: str = "echo YAY") -> RawObject:
+    return {
+        "apiVersion": AT.api_version, "kind": AT.kind,
+        "metadata": {"name": name, "namespace": NS},
+        "spec": {"schedule": schedule, "command": command},
+    }
+
+
+def _phase(phase: str) -> Any:
+    return lambda obj: (obj.get("status") or {}).get("phase") == phase
+
+
+async def test_example_at_runs_its_pod_once_and_is_done(cluster: Cluster) -> None:
+    async with cluster.manager(at_controller):
+        await cluster.client.create(AT, _at("example-at", "2019-04-12T10:12:00Z"))
+        at = await cluster.wait(AT, "example-at", lambda o: o.get("status", {}).get("podName"))
+        assert at["status"]["phase"] == "RUNNING"
+        assert at["status"]["startedAt"] == format_time(cluster.clock.now())
+        pod = await cluster.get(POD, "example-at-pod")
+        assert pod is not None
+        assert pod["metadata"]["labels"] == {"app": "example-at"}
+        (ref,) = pod["metadata"]["ownerReferences"]
+        assert ref["uid"] == at["metadata"]["uid"] and ref["controller"]
+        assert ref["blockOwnerDeletion"]
+        (container,) = pod["spec"]["containers"]
+        assert container["command"] == ["/bin/sh", "-c", "echo YAY"]
+        assert container["image"] == "busybox"
+        assert pod["spec"]["restartPolicy"] == "OnFailure"
+
+        await cluster.clock.advance(1)  # the pod simulator completes the pod
+        done = await cluster.wait(AT, "example-at", _phase("DONE"))
+        assert done["status"]["result"] == "Succeeded"
+        assert done["status"]["finishedAt"]
+        assert done["status"]["observedGeneration"] == done["metadata"]["generation"]
+        pods = await cluster.items(POD)
+        assert [p["metadata"]["name"] for p in pods] == ["example-at-pod"]
+        assert await cluster.events("example-at", "Done")
+
+
+async def test_at_fires_exactly_at_its_schedule_not_before(cluster: Cluster) -> None:
+    clock = cluster.clock
+    when = clock.now() + timedelta(hours=1)
+    async with cluster.manager(at_controller):
+        await cluster.client.create(AT, _at("later", format_time(when)))
+        at = await cluster.wait(AT, "later", _phase("PENDING"))
+        assert "waiting until" in at["status"]["message"]
+        await clock.advance(3599)
+        await cluster.idle("at")
+        at = await cluster.wait(AT, "later", _phase("PENDING"))
+        assert await cluster.get(POD, "later-pod") is None
+        await clock.advance(1)
+        at = await cluster.wait(AT, "later", _phase("RUNNING"))
+        assert at["status"]["startedAt"] == format_time(when)
+        await cluster.wait(POD, "later-pod", lambda p: True)
+
+
+async def test_schedule_change_while_pending_reschedules(cluster: Cluster) -> None:
+    clock = cluster.clock
+    async with cluster.manager(at_controller):
+        created = await cluster.client.create(
+            AT, _at("moving", format_time(clock.now() + timedelta(hours=2))))
+        await cluster.wait(AT, "moving", _phase("PENDING"))
+        # Earlier: fires at the new time.
+        body = dict(created, spec={"schedule": format_time(clock.now() + timedelta(minutes=10)),
+                                   "command": "echo YAY"})
+        body["metadata"] = dict(created["metadata"])
+        body["metadata"].pop("resourceVersion")
+        await cluster.client.patch(AT, "moving", {"spec": body["spec"]}, namespace=NS)
+        await cluster.wait(AT, "moving", lambda o: o["status"].get("observedGeneration") == 2)
+        await clock.advance(600)
+        await cluster.wait(AT, "moving", _phase("RUNNING"))
+
+        # Later: the old timer fires but finds the At not due.
+        await cluster.client.create(
+            AT, _at("postponed", format_time(clock.now() + timedelta(minutes=5))))
+        await cluster.wait(AT, "postponed", _phase("PENDING"))
+        await cluster.client.patch(
+            AT, "postponed",
+            {"spec": {"schedule": format_time(clock.now() + timedelta(minutes=30))}},
+            namespace=NS,
+        )
+        await cluster.wait(AT, "postponed", lambda o: o["status"].get("observedGeneration") == 2)
+        await clock.advance(300)
+        await cluster.idle("at")
+        await cluster.wait(AT, "postponed", _phase("PENDING"))
+        assert await cluster.get(POD, "postponed-pod") is None
+        await clock.advance(1500)
+        await cluster.wait(AT, "postponed", _phase("RUNNING"))
+
+
+async def test_invalid_schedule_is_reported_once_and_not_retried(cluster: Cluster) -> None:
+    async with cluster.manager(at_controller):
+        await cluster.client.create(AT, _at("bad", "next tuesday"))
+        at = await cluster.wait(AT, "bad", lambda o: "schedule" in o.get("status", {}).get(
+            "message", ""))
+        assert at["status"]["phase"] == "PENDING"
+        assert "spec.schedule" in at["status"]["message"]
+        await cluster.wait(AT, "bad", lambda o: True)
+        events = await _eventually_events(cluster, "bad", "InvalidSchedule")
+        assert events[0]["type"] == "Warning"
+        await cluster.clock.advance(600)
+        await cluster.idle("at")
+        queue = cluster.controllers["at"].queue
+        assert queue is not None and queue.num_requeues("default/bad") == 0 and not queue.delayed
+        assert (await cluster.events("bad", "InvalidSchedule"))[0].get("count", 1) == 1
+        assert await cluster.get(POD, "bad-pod") is None
+
+        await cluster.client.patch(AT, "bad", {"spec": {"schedule": "2019-04-12T10:12:00Z"}},
+                                   namespace=NS)
+        await cluster.wait(AT, "bad", _phase("RUNNING"))
+
+
+async def _eventually_events(cluster: Cluster, name: str, reason: str) -> list[RawObject]:
+    events: list[RawObject] = await eventually(lambda: cluster.events(name, reason), timeout=10)
+    return events
+
+
+async def test_restart_while_running_never_creates_the_pod_again(cluster: Cluster) -> None:
+    async with cluster.manager(at_controller):
+        await cluster.client.create(AT, _at("once", "2019-04-12T10:12:00Z"))
+        await cluster.wait(AT, "once", lambda o: o.get("status", {}).get("podName"))
+        pod = await cluster.wait(POD, "once-pod", lambda p: True)
+    # The operator is gone; a new one starts while the At is RUNNING and its pod runs.
+    async with cluster.manager(at_controller):
+        await cluster.idle("at")
+        pods = await cluster.items(POD)
+        assert [p["metadata"]["uid"] for p in pods] == [pod["metadata"]["uid"]]
+        await cluster.clock.advance(1)
+        done = await cluster.wait(AT, "once", _phase("DONE"))
+        assert done["status"]["result"] == "Succeeded"
+        assert len(await cluster.items(POD)) == 1
+
+
+async def test_crash_between_running_and_pod_create_creates_one_pod(cluster: Cluster) -> None:
+    at = await cluster.client.create(AT, _at("crashed", "2019-04-12T10:12:00Z"))
+    at["status"] = {"phase": "RUNNING", "startedAt": "2019-04-12T10:12:00Z"}
+    await cluster.client.update_status(AT, at)  # what a crashed operator left behind
+    async with cluster.manager(at_controller):
+        at = await cluster.wait(AT, "crashed", lambda o: o["status"].get("podName"))
+        assert at["status"]["phase"] == "RUNNING"
+        await cluster.idle("at")
+        assert len(await cluster.items(POD)) == 1
+        await cluster.clock.advance(1)
+        await cluster.wait(AT, "crashed", _phase("DONE"))
+
+
+async def test_vanished_pod_is_never_recreated(cluster: Cluster) -> None:
+    async with cluster.manager(at_controller):
+        await cluster.client.create(AT, _at("vanish", "2019-04-12T10:12:00Z"))
+        await cluster.wait(AT, "vanish", lambda o: o.get("status", {}).get("podName"))
+    await cluster.client.delete(POD, "vanish-pod", namespace=NS, grace_period_seconds=0)
+    await eventually(lambda: _absent(cluster, POD, "vanish-pod"), timeout=10)
+    async with cluster.manager(at_controller):
+        done = await cluster.wait(AT, "vanish", _phase("DONE"))
+        assert done["status"]["result"] == "Failed"
+        assert "not re-created" in done["status"]["message"]
+        await cluster.idle("at")
+        assert await cluster.items(POD) == []
+
+
+async def test_two_operators_racing_create_one_pod(cluster: Cluster) -> None:
+    async with cluster.manager(at_controller), cluster.manager(at_controller):
+        for i in range(5):
+            await cluster.client.create(AT, _at(f"race-{i}", "2019-04-12T10:12:00Z"))
+        for i in range(5):
+            await cluster.wait(AT, f"race-{i}", lambda o: o.get("status", {}).get("podName"))
+        await cluster.clock.advance(1)
+        for i in range(5):
+            await cluster.wait(AT, f"race-{i}", _phase("DONE"))
+        pods = await cluster.items(POD)
+        assert sorted(p["metadata"]["name"] for p in pods) == [f"race-{i}-pod" for i in range(5)]
+        starts = [e for e in await cluster.items(EVENT) if e.get("reason") == "PodCreated"]
+        assert sum(e.get("count", 1) for e in starts) == 5
+
+
+async def test_deleting_an_at_garbage_collects_its_pod(cluster: Cluster) -> None:
+    async with cluster.manager(at_controller):
+        await cluster.client.create(AT, _at("gone", "2019-04-12T10:12:00Z"))
+        await cluster.wait(POD, "gone-pod", lambda p: True)
+        await cluster.client.delete(AT, "gone", namespace=NS)
+        await eventually(lambda: _absent(cluster, POD, "gone-pod"), timeout=10)
+
+
+async def _absent(cluster: Cluster, kind: Kind, name: str) -> bool:
+    return await cluster.get(kind, name) is None
