@@ -2,7 +2,8 @@
 
 Invariants: unknown formats always pass (kube ignores them); patterns are ECMA/RE2-style
 regexes searched unanchored (Go `MatchString`), translated to Python `re` for the few
-syntax differences that matter; an uncompilable pattern yields None (rejected at CRD time).
+syntax differences that matter (the end anchor `\\z`; ASCII-only classes as in RE2); an
+uncompilable pattern yields None (rejected at CRD time).
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ def compile_pattern(pattern: str) -> re.Pattern[str] | None:
     """Compile an OpenAPI `pattern`; None when Python cannot compile it."""
     translated = pattern.replace(r"\z", r"\Z")
     try:
-        return re.compile(translated)
+        return re.compile(translated, re.ASCII)
     except re.error:
         return None
 

@@ -77,6 +77,10 @@ def _walk(out: list[StatusCause], node: Any, path: str, *, root: bool, context: 
     if not root and not typ and not int_or_string and preserve is not True and context:
         out.append(_cause("FieldValueRequired", f"Required value: must not be empty for {context}",
                           f"{path}.type"))
+    if int_or_string and typ:
+        detail = (f"Invalid value: {go_value(typ)}: must be empty if x-kubernetes-int-or-string "
+                  "is true")
+        out.append(_cause("FieldValueInvalid", detail, f"{path}.type"))
     if preserve is False:
         out.append(_cause("FieldValueInvalid", "Invalid value: false: must be true or undefined",
                           f"{path}.x-kubernetes-preserve-unknown-fields"))

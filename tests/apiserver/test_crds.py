@@ -129,6 +129,15 @@ def test_int_or_string_and_preserve_unknown_need_no_type() -> None:
     assert validate_crd(crd) == []
 
 
+def test_int_or_string_must_not_also_declare_a_type() -> None:
+    crd = crdkind_crd()
+    props = crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]
+    props["spec"]["properties"]["port"] = {"type": "string", "x-kubernetes-int-or-string": True}
+    p = "spec.versions[0].schema.openAPIV3Schema.properties[spec].properties[port].type"
+    assert _fields(crd) == {
+        p: 'Invalid value: "string": must be empty if x-kubernetes-int-or-string is true'}
+
+
 def test_printer_columns_and_scale_paths_checked() -> None:
     crd = crdkind_crd()
     version = crd["spec"]["versions"][0]

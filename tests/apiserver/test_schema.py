@@ -217,3 +217,13 @@ def test_combinators_and_additional_false() -> None:
     causes = validate(_cr({"v": True, "w": "bad"}), schema)
     assert [c["field"] for c in causes] == ["spec.v", "spec.w"]
     assert "must validate at least one schema (anyOf)" in causes[0]["message"]
+
+
+def test_patterns_are_unanchored_and_ascii_like_re2() -> None:
+    schema = {"type": "object", "properties": {"spec": {"type": "object", "properties": {
+        "digits": {"type": "string", "pattern": "^\\d+$"},
+        "loose": {"type": "string", "pattern": "(mysql|tomcat)"},
+    }}}}
+    assert validate(_cr({"digits": "123", "loose": "my-mysql-db"}), schema) == []
+    causes = validate(_cr({"digits": "\u0661\u0662"}), schema)
+    assert [c["field"] for c in causes] == ["spec.digits"]

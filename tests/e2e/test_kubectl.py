@@ -51,6 +51,9 @@ spec:
               phase: {type: string}
     subresources:
       status: {}
+      scale:
+        specReplicasPath: .spec.replicas
+        statusReplicasPath: .status.replicas
     additionalPrinterColumns:
     - name: DBorWAS
       type: string
@@ -125,6 +128,17 @@ async def test_crd_and_custom_resources(kubectl: Kubectl) -> None:
     assert "patched" in out
     out = await k.ok("get", "crdshort", "iksoon-crd-test", "-o", "jsonpath={.spec.replicas}")
     assert out == "3"
+    out = await k.ok("scale", "crdshort", "iksoon-crd-test", "--replicas=5")
+    assert out.strip() == "crdkind.iksoon.test.com/iksoon-crd-test scaled"
+    out = await k.ok("label", "crdshort", "iksoon-crd-test", "tier=db")
+    assert "labeled" in out
+    out = await k.ok("wait", "--for=jsonpath={.spec.replicas}=5", "--timeout=10s",
+                     "crdshort/iksoon-crd-test")
+    assert "condition met" in out
+    out = await k.ok("get", "crdshort", "-l", "tier=db", "-L", "tier")
+    assert out.splitlines()[0].split() == ["NAME", "DBORWAS", "AGE", "TIER"]
+    row = _row(out, "iksoon-crd-test")
+    assert (row[1], row[3]) == ("mysql", "db")
     smp = await k("patch", "crdshort", "iksoon-crd-test", "-p", '{"spec":{"replicas":4}}')
     assert smp.rc != 0 and "application/strategic-merge-patch+json is not supported" in smp.err
 
