@@ -10,6 +10,9 @@ from __future__ import annotations
 import base64
 from typing import Any
 
+import orjson
+
+from asyncop.apiserver import extensions
 from asyncop.apiserver.resources import ResourceType
 
 
@@ -109,23 +112,9 @@ def _service(obj: dict[str, Any], old: dict[str, Any] | None) -> None:
 
 
 def _crd(obj: dict[str, Any], old: dict[str, Any] | None) -> None:
-    spec = _spec(obj)
-    names = spec.get("names")
-    if isinstance(names, dict) and names.get("kind"):
-        names.setdefault("singular", str(names["kind"]).lower())
-        names.setdefault("listKind", f"{names['kind']}List")
-    spec.setdefault("conversion", {"strategy": "None"})
-    versions = spec.get("versions") or []
-    storage = [v.get("name") for v in versions if isinstance(v, dict) and v.get("storage")]
-    status = dict(old.get("status") or {}) if old is not None else {}
-    stored = list(status.get("storedVersions") or [])
-    for name in storage:
-        if name and name not in stored:
-            stored.append(name)
-    status["storedVersions"] = stored
-    status.setdefault("conditions", [])
-    status.setdefault("acceptedNames", {"plural": "", "kind": ""})
-    obj["status"] = status
+    status = old.get("status") if old is not None else None
+    obj["status"] = orjson.loads(orjson.dumps(status)) if isinstance(status, dict) else {}
+    extensions.default_crd(obj)
 
 
 _DEFAULTS: dict[tuple[str, str], Any] = {

@@ -10,6 +10,7 @@ or the helper's documented exception, translated by the caller.
 from __future__ import annotations
 
 import importlib
+from datetime import datetime
 from types import ModuleType
 from typing import Any
 
@@ -34,9 +35,12 @@ class PatchFailed(Exception):
 
 
 class ApplyConflicts(Exception):
-    def __init__(self, conflicts: list[str]) -> None:
-        super().__init__(f"{len(conflicts)} conflicts")
+    def __init__(self, conflicts: list[str], *, message: str = "",
+                 causes: list[dict[str, Any]] | None = None) -> None:
+        super().__init__(message or f"{len(conflicts)} conflicts")
         self.conflicts = conflicts
+        self.message = message
+        self.causes = causes or []
 
 
 class ProtobufUnsupported(Exception):
@@ -136,10 +140,12 @@ def schema_prune(obj: dict[str, Any], schema: dict[str, Any]) -> None:
 # --- tables and openapi -----------------------------------------------------------------------
 
 def to_table(rt: ResourceType, objs: list[dict[str, Any]], *,
-             include_object: str = "Metadata") -> dict[str, Any]:
+             include_object: str = "Metadata", now: datetime | None = None,
+             include_columns: bool = True) -> dict[str, Any]:
     fn = _fn("tables", "to_table")
     if fn is not None:
-        result: dict[str, Any] = fn(rt, objs, include_object=include_object)
+        result: dict[str, Any] = fn(rt, objs, include_object=include_object, now=now,
+                                    include_columns=include_columns)
         return result
     rows = []
     for obj in objs:
@@ -160,10 +166,10 @@ def to_table(rt: ResourceType, objs: list[dict[str, Any]], *,
             "rows": rows}
 
 
-def openapi_v3_index(types: list[ResourceType]) -> dict[str, Any]:
+def openapi_v3_index(types: list[ResourceType], *, server_version: str) -> dict[str, Any]:
     fn = _fn("openapi", "openapi_v3_index")
     if fn is not None:
-        result: dict[str, Any] = fn(types)
+        result: dict[str, Any] = fn(types, server_version=server_version)
         return result
     paths: dict[str, Any] = {}
     for rt in types:
@@ -172,13 +178,14 @@ def openapi_v3_index(types: list[ResourceType]) -> dict[str, Any]:
     return {"paths": paths}
 
 
-def openapi_v3_doc(types: list[ResourceType], group: str, version: str) -> dict[str, Any] | None:
+def openapi_v3_doc(types: list[ResourceType], group: str, version: str, *,
+                   server_version: str) -> dict[str, Any] | None:
     fn = _fn("openapi", "openapi_v3_doc")
     selected = [t for t in types if t.group == group and t.version == version]
     if not selected:
         return None
     if fn is not None:
-        result: dict[str, Any] = fn(types, group, version)
+        result: dict[str, Any] = fn(types, group, version, server_version=server_version)
         return result
     paths: dict[str, Any] = {}
     for rt in selected:
@@ -193,10 +200,10 @@ def openapi_v3_doc(types: list[ResourceType], group: str, version: str) -> dict[
             "paths": paths, "components": {"schemas": {}}}
 
 
-def openapi_v2_json(types: list[ResourceType]) -> dict[str, Any]:
+def openapi_v2_json(types: list[ResourceType], *, server_version: str) -> dict[str, Any]:
     fn = _fn("openapi", "openapi_v2")
     if fn is not None:
-        result: dict[str, Any] = fn(types)
+        result: dict[str, Any] = fn(types, server_version=server_version)
         return result
     return {"swagger": "2.0", "info": {"title": "Kubernetes", "version": "v1"},
             "paths": {}, "definitions": {}}
@@ -204,6 +211,10 @@ def openapi_v2_json(types: list[ResourceType]) -> dict[str, Any]:
 
 def openapi_v2_proto(git_version: str) -> bytes:
     """The minimal gnostic openapi_v2.Document: swagger="2.0", info{title, version}."""
+    fn = _fn("openapi", "openapi_v2_proto")
+    if fn is not None:
+        proto: bytes = fn(server_version=git_version)
+        return proto
     title = b"Kubernetes"
     version = git_version.encode()
     info = b"\x0a" + bytes([len(title)]) + title + b"\x12" + bytes([len(version)]) + version
@@ -304,20 +315,54 @@ def json_patch(doc: dict[str, Any], ops: list[Any]) -> dict[str, Any]:
 
 
 def server_side_apply(live: dict[str, Any] | None, applied: dict[str, Any], *, manager: str,
-                      force: bool, now: str) -> dict[str, Any]:
+                      force: bool, now: str, subresource: str = "") -> dict[str, Any]:
     mod = _module("apply")
     fn = getattr(mod, "server_side_apply", None) if mod is not None else None
     if fn is None:
         merged: dict[str, Any] = merge_patch(live or {}, applied)
         return merged
     conflict_cls = getattr(mod, "ApplyConflict", None)
+    patch_error = getattr(_module("patch"), "PatchError", None)
     try:
-        result: dict[str, Any] = fn(live, applied, manager=manager, force=force, now=now)
+        result: dict[str, Any] = fn(live, applied, manager=manager, force=force, now=now,
+                                    operation_subresource=subresource)
     except Exception as exc:
         if conflict_cls is not None and isinstance(exc, conflict_cls):
-            raise ApplyConflicts(list(getattr(exc, "conflicts", []))) from exc
+            raise ApplyConflicts(list(getattr(exc, "conflicts", [])),
+                                 message=str(getattr(exc, "message", "")),
+                                 causes=list(getattr(exc, "causes", []))) from exc
+        if patch_error is not None and isinstance(exc, patch_error):
+            raise PatchFailed(str(exc)) from exc
         raise
     return result
+
+
+def record_update(old: dict[str, Any] | None, new: dict[str, Any], *, manager: str, now: str,
+                  subresource: str = "") -> None:
+    """Record `manager` as the owner of the fields this non-apply write changed."""
+    fn = _fn("apply", "record_update")
+    if fn is not None:
+        fn(old, new, manager=manager, now=now, subresource=subresource)
+
+
+def default_crd(crd: dict[str, Any]) -> None:
+    fn = _fn("crds", "default_crd")
+    if fn is not None:
+        fn(crd)
+        return
+    spec = crd.setdefault("spec", {})
+    names = spec.get("names")
+    if isinstance(names, dict) and names.get("kind"):
+        names.setdefault("singular", str(names["kind"]).lower())
+        names.setdefault("listKind", f"{names['kind']}List")
+    spec.setdefault("conversion", {"strategy": "None"})
+    status = crd.setdefault("status", {})
+    stored = status.setdefault("storedVersions", [])
+    for v in spec.get("versions") or []:
+        if isinstance(v, dict) and v.get("storage") and v.get("name") not in stored:
+            stored.append(v.get("name"))
+    status.setdefault("conditions", [])
+    status.setdefault("acceptedNames", {"plural": "", "kind": ""})
 
 
 def protobuf_decode(body: bytes) -> dict[str, Any]:

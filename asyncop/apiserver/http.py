@@ -126,6 +126,17 @@ def dry_run(request: web.Request) -> bool:
     return bool(values)
 
 
+def field_manager(request: web.Request) -> str:
+    """`?fieldManager=`, else the User-Agent's product name (as the real server does)."""
+    manager = request.query.get("fieldManager")
+    if manager:
+        if len(manager) > 128:
+            raise errors.bad_request("fieldManager: Too long: may not be more than 128 bytes")
+        return manager
+    agent = request.headers.get("User-Agent", "")
+    return agent.split("/", 1)[0][:128] or "unknown"
+
+
 def field_validation(request: web.Request) -> str:
     value = request.query.get("fieldValidation", "Warn") or "Warn"
     if value not in ("Ignore", "Warn", "Strict"):

@@ -38,6 +38,7 @@ class Router:
         self.clock = clock
         self.faults = faults
         self.version = version
+        self.git_version = f"v{version[0]}.{version[1]}.0"
         self.address = address
         self.objects = ObjectRoutes(store)
         self.watches = WatchRoutes(store, clock, bookmark_interval=bookmark_interval)
@@ -73,12 +74,13 @@ class Router:
         if path == "/openapi/v2":
             accept = request.headers.get("Accept", "")
             if "protobuf" in accept or not accept:
-                git = f"v{self.version[0]}.{self.version[1]}.0"
-                return web.Response(body=extensions.openapi_v2_proto(git),
+                return web.Response(body=extensions.openapi_v2_proto(self.git_version),
                                     headers={"Content-Type": PROTO_OPENAPI_CT})
-            return json_response(extensions.openapi_v2_json(self.store.registry.all_types()))
+            return json_response(extensions.openapi_v2_json(self.store.registry.all_types(),
+                                                            server_version=self.git_version))
         if path == "/openapi/v3":
-            return json_response(extensions.openapi_v3_index(self.store.registry.all_types()))
+            return json_response(extensions.openapi_v3_index(self.store.registry.all_types(),
+                                                             server_version=self.git_version))
         if path.startswith("/openapi/v3/"):
             rest = parts[2:]
             if rest[:1] == ["api"] and len(rest) == 2:
@@ -87,7 +89,8 @@ class Router:
                 group, version = rest[1], rest[2]
             else:
                 raise errors.path_not_found()
-            doc = extensions.openapi_v3_doc(self.store.registry.all_types(), group, version)
+            doc = extensions.openapi_v3_doc(self.store.registry.all_types(), group, version,
+                                            server_version=self.git_version)
             if doc is None:
                 raise errors.path_not_found()
             return json_response(doc)

@@ -20,6 +20,7 @@ from asyncop.apiserver.http import (
     Target,
     decode_body,
     dry_run,
+    field_manager,
     field_validation,
     json_response,
     read_body,
@@ -51,15 +52,18 @@ class ObjectRoutes:
             out["metadata"] = meta
         return out
 
-    def _ctx(self, request: web.Request) -> WriteContext:
-        return WriteContext(dry_run=dry_run(request), field_validation=field_validation(request))
+    def _ctx(self, request: web.Request, *, apply: bool = False) -> WriteContext:
+        manager = None if apply else field_manager(request)
+        return WriteContext(dry_run=dry_run(request), field_validation=field_validation(request),
+                            manager=manager)
 
     def _respond(self, request: web.Request, rt: ResourceType, obj: dict[str, Any], *,
                  status: int = 200, ctx: WriteContext | None = None) -> web.Response:
         if wants_table(request):
             table = extensions.to_table(rt, [self.view(rt, obj)],
                                         include_object=request.query.get("includeObject",
-                                                                         "Metadata"))
+                                                                         "Metadata"),
+                                        now=self.store.clock.now())
             table.setdefault("metadata", {})["resourceVersion"] = \
                 obj["metadata"].get("resourceVersion", "")
             return json_response(table, status=status)
@@ -133,7 +137,8 @@ class ObjectRoutes:
             page = page[:limit]
         if wants_table(request):
             table = extensions.to_table(rt, [self.view(rt, o) for o in page],
-                                        include_object=q.get("includeObject", "Metadata"))
+                                        include_object=q.get("includeObject", "Metadata"),
+                                        now=self.store.clock.now())
             table["metadata"] = {**(table.get("metadata") or {}), **meta}
             return json_response(table)
         body = {"kind": rt.list_kind_name, "apiVersion": rt.api_version, "metadata": meta,
@@ -195,7 +200,7 @@ class ObjectRoutes:
                 accepted + ", application/strategic-merge-patch+json")
         raw = await request.read()
         patch = decode_body(raw, content_type, allow_yaml=is_apply)
-        ctx = self._ctx(request)
+        ctx = self._ctx(request, apply=is_apply)
         ns = t.namespace or ""
         old = self.store.raw_get(rt.gr, ns if rt.namespaced else "", t.name)
         if old is None and not is_apply:
@@ -214,9 +219,11 @@ class ObjectRoutes:
                 merged = extensions.server_side_apply(
                     copy_obj(self.view(rt, old)) if old is not None else None, patch,
                     manager=manager, force=(force or "").lower() == "true",
-                    now=self.store.now())
+                    now=self.store.now(), subresource=t.subresource)
             except extensions.ApplyConflicts as exc:
-                raise _apply_conflict(rt, t.name, exc.conflicts, manager) from exc
+                raise _apply_conflict(rt, t.name, exc) from exc
+            except extensions.PatchFailed as exc:
+                raise errors.bad_request(str(exc)) from exc
             if old is None:
                 if rt.namespaced:
                     merged.setdefault("metadata", {}).setdefault("namespace", ns)
@@ -373,14 +380,16 @@ def _policy(options: dict[str, Any]) -> str | None:
     return None
 
 
-def _apply_conflict(rt: ResourceType, name: str, conflicts: list[str], manager: str) -> Any:
+def _apply_conflict(rt: ResourceType, name: str, exc: extensions.ApplyConflicts) -> Any:
     err = errors.conflict(rt, name, "")
+    conflicts = exc.conflicts
     n = len(conflicts)
     lines = "".join(f"\n- {c}" for c in conflicts) if n > 1 else (
         f": {conflicts[0]}" if conflicts else "")
-    err.status["message"] = f"Apply failed with {n} conflict{'s' if n != 1 else ''}{lines}"
-    err.status.setdefault("details", {})["causes"] = [
-        {"reason": "FieldManagerConflict", "message": c,
+    err.status["message"] = exc.message or \
+        f"Apply failed with {n} conflict{'s' if n != 1 else ''}{lines}"
+    err.status.setdefault("details", {})["causes"] = exc.causes or [
+        {"reason": "FieldManagerConflict", "message": c.rsplit(": ", 1)[0],
          "field": c.rsplit(": ", 1)[-1] if ": " in c else ""} for c in conflicts]
     return err
 

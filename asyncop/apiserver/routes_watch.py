@@ -180,7 +180,8 @@ class WatchRoutes:
         event = orjson.loads(line)
         if event["type"] in ("BOOKMARK", "ERROR"):
             return line
-        tbl = extensions.to_table(rt, [event["object"]])
+        tbl = extensions.to_table(rt, [event["object"]], now=self.clock.now(),
+                                  include_columns=state["table_first"])
         if not state["table_first"]:
             tbl["columnDefinitions"] = []
         state["table_first"] = False

@@ -39,6 +39,8 @@ class WriteContext:
 
     dry_run: bool = False
     field_validation: str = "Warn"
+    #: the field manager recorded in managedFields (None: in-process writes, apply)
+    manager: str | None = None
     warnings: list[str] = field(default_factory=list)
 
 
@@ -120,6 +122,8 @@ class Writer:
             causes += extensions.validate_crd(obj)
         if causes:
             raise errors.invalid(rt, meta["name"], causes)
+        if ctx.manager:
+            extensions.record_update(None, obj, manager=ctx.manager, now=self.store.now())
         if ctx.dry_run:
             return obj
         stored = self.store.commit("ADDED", rt.gr, obj, None)
@@ -251,6 +255,9 @@ class Writer:
         if "generation" in old_meta and subresource != "status" and spec_changed(rt, old, obj):
             meta["generation"] = int(old_meta["generation"]) + 1
         meta["resourceVersion"] = old_meta["resourceVersion"]
+        if ctx.manager:
+            extensions.record_update(old, obj, manager=ctx.manager, now=self.store.now(),
+                                     subresource=subresource)
         if ctx.dry_run:
             return obj
         if self._finished(rt, obj):
