@@ -9,6 +9,7 @@ runs on the same event loop), bounded by `--request-timeout` and a real-time lim
 from __future__ import annotations
 
 import asyncio
+import os
 import shutil
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
@@ -102,7 +103,12 @@ class Kubectl:
         return Background(proc)
 
 
-@pytest.fixture(params=["33", "27"], ids=["kubectl-1.33", "kubectl-1.27"])
+#: kubectl minors to run against (the server reports the same minor); the full matrix is
+#: ASYNCOP_E2E_KUBECTL_MINORS=27,28,29,30,31,32,33.
+MINORS = [m.strip() for m in os.environ.get("ASYNCOP_E2E_KUBECTL_MINORS", "33,27").split(",")]
+
+
+@pytest.fixture(params=MINORS, ids=[f"kubectl-1.{m}" for m in MINORS])
 async def kubectl(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Kubectl]:
     if KUBECTL is None:
         pytest.skip("kubectl is not on PATH")
