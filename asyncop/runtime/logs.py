@@ -41,6 +41,19 @@ def parse_level(level: str | int) -> int:
         ) from None
 
 
+class _CurrentStderr:
+    """Writes to whatever `sys.stderr` is at the time of the write (it may be swapped)."""
+
+    def write(self, text: str) -> int:
+        return sys.stderr.write(text)
+
+    def flush(self) -> None:
+        sys.stderr.flush()
+
+    def isatty(self) -> bool:
+        return sys.stderr.isatty()
+
+
 def _dumps(obj: Any, **_: Any) -> str:
     return orjson.dumps(obj, default=str).decode()
 
@@ -52,7 +65,7 @@ def configure_logging(
     stream: TextIO | None = None,
 ) -> None:
     """Configure structlog; `format=None` picks console on a TTY and JSON otherwise."""
-    out = stream if stream is not None else sys.stderr
+    out: Any = stream if stream is not None else _CurrentStderr()
     if format is None:
         format = "console" if out.isatty() else "json"
     if format not in ("console", "json"):

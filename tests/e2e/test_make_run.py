@@ -1,0 +1,103 @@
+"""`make run` headless: `asyncop run --embedded --install-crds --apply samples/` as a process.
+
+Reads the kubeconfig path the command prints, watches `example-at` reach DONE through a
+Client of our own, then sends SIGTERM (and, in a second run, SIGINT) and expects a clean
+exit (code 0) within 5 seconds.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import sys
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from asyncop.api import NotFound
+from asyncop.client import Client, load_config
+from asyncop.controllers.kinds import AT
+from asyncop.testing import eventually
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+class Run:
+    def __init__(self, proc: asyncio.subprocess.Process) -> None:
+        self.proc = proc
+        self.lines: list[str] = []
+        self.reader = asyncio.create_task(self._read())
+
+    async def _read(self) -> None:
+        assert self.proc.stdout is not None
+        async for raw in self.proc.stdout:
+            self.lines.append(raw.decode().rstrip("\n"))
+
+    def find(self, prefix: str) -> str | None:
+        return next((ln[len(prefix):] for ln in self.lines if ln.startswith(prefix)), None)
+
+    async def stop(self, sig: int) -> int:
+        self.proc.send_signal(sig)
+        rc = await asyncio.wait_for(self.proc.wait(), 5)  # a clean exit within 5 s
+        await self.reader
+        return rc
+
+
+@pytest.fixture
+async def start_run() -> AsyncIterator[object]:
+    runs: list[Run] = []
+
+    async def start(*extra: str) -> Run:
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "asyncop", "run", "--embedded", "--install-crds",
+            "--log-level", "warning", *extra,
+            cwd=ROOT, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL,
+            env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        )
+        run = Run(proc)
+        runs.append(run)
+        return run
+
+    yield start
+    for run in runs:
+        if run.proc.returncode is None:
+            run.proc.kill()
+            await run.proc.wait()
+        run.reader.cancel()
+
+
+async def test_make_run_brings_example_at_to_done(start_run: object) -> None:
+    run: Run = await start_run("--apply", "samples/")  # type: ignore[operator]
+    kubeconfig = await eventually(lambda: run.find("kubeconfig: "), timeout=30)
+    assert any(ln.startswith("try: kubectl --kubeconfig ") for ln in run.lines)
+    assert _exists(kubeconfig)
+    async with Client(await load_config(kubeconfig=kubeconfig)) as client:
+
+        async def phase() -> str | None:
+            try:
+                at = await client.get(AT, "example-at", namespace="default")
+            except NotFound:
+                return None
+            return (at.get("status") or {}).get("phase")
+
+        assert await eventually(lambda: _is(phase, "DONE"), timeout=30)
+        later = await client.get(AT, "example-at-later", namespace="default")
+        assert later["status"]["phase"] == "PENDING"
+    assert await run.stop(signal.SIGTERM) == 0
+    assert not _exists(kubeconfig)  # the temporary kubeconfig is cleaned up
+
+
+def _exists(path: str) -> bool:
+    return Path(path).exists()
+
+
+async def _is(get: object, want: str) -> bool:
+    return await get() == want  # type: ignore[operator,no-any-return]
+
+
+async def test_ctrl_c_exits_cleanly(start_run: object) -> None:
+    run: Run = await start_run("--controllers", "podlogger")  # type: ignore[operator]
+    await eventually(lambda: run.find("metrics: "), timeout=30)
+    assert await run.stop(signal.SIGINT) == 0

@@ -1,0 +1,171 @@
+"""The asyncop CLI: every user error is one readable line on stderr and exit code 2.
+
+In-process through `main()` (sync) and `amain()` (inside the test's event loop, with an
+embedded ApiServer on the side).
+"""
+
+from __future__ import annotations
+
+import socket
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+
+import pytest
+import yaml
+
+from asyncop import __version__
+from asyncop.apiserver import ApiServer
+from asyncop.cli import amain, describe, main
+
+
+def one_error_line(err: str) -> str:
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert len(lines) == 1, err
+    assert "Traceback" not in err
+    assert lines[0].startswith("asyncop: error: ")
+    return lines[0]
+
+
+def test_version(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["version"]) == 0
+    assert capsys.readouterr().out.strip() == f"asyncop {__version__}"
+
+
+def test_crds_prints_every_bundled_crd(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["crds"]) == 0
+    docs = [d for d in yaml.safe_load_all(capsys.readouterr().out) if d]
+    assert {d["kind"] for d in docs} == {"CustomResourceDefinition"}
+    assert "ats.cnat.programming-kubernetes.info" in {d["metadata"]["name"] for d in docs}
+    assert len(docs) == len(list(Path("crds").glob("*.yaml")))
+
+
+@pytest.mark.parametrize(
+    ("argv", "expected"),
+    [
+        (["run", "--bogus"], "unrecognized arguments: --bogus"),
+        (["frobnicate"], "invalid choice"),
+        ([], "required"),
+        (["run", "--workers", "many"], "invalid int value"),
+        (["run", "--log-format", "xml"], "invalid choice"),
+    ],
+)
+def test_bad_flags(argv: list[str], expected: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(argv) == 2
+    line = one_error_line(capsys.readouterr().err)
+    assert expected in line and "--help" in line
+
+
+def test_unknown_controller(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["run", "--controllers", "at,nope"]) == 2
+    line = one_error_line(capsys.readouterr().err)
+    assert "unknown controller 'nope'" in line and "podlogger" in line
+
+
+def test_bad_option_values(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["run", "--log-level", "loud"]) == 2
+    assert "unknown log level" in one_error_line(capsys.readouterr().err)
+    assert main(["run", "--metrics-bind-address", "nowhere"]) == 2
+    assert "bind address" in one_error_line(capsys.readouterr().err)
+    assert main(["run", "--apply", "/no/such/path"]) == 2
+    assert "no such file" in one_error_line(capsys.readouterr().err)
+
+
+def test_missing_kubeconfig(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["run", "--kubeconfig", str(tmp_path / "absent")]) == 2
+    line = one_error_line(capsys.readouterr().err)
+    assert "absent" in line and "kubeconfig" in line
+
+
+def test_unreadable_kubeconfig(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    bad = tmp_path / "config"
+    bad.write_text("::: not yaml [")
+    assert main(["run", "--kubeconfig", str(bad)]) == 2
+    one_error_line(capsys.readouterr().err)
+
+
+def test_no_config_anywhere(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.delenv("KUBECONFIG", raising=False)
+    monkeypatch.delenv("KUBERNETES_SERVICE_HOST", raising=False)
+    assert main(["run"]) == 2
+    assert "--embedded" in one_error_line(capsys.readouterr().err)
+
+
+def write_kubeconfig(path: Path, server: str) -> Path:
+    path.write_text(yaml.safe_dump({
+        "apiVersion": "v1", "kind": "Config", "current-context": "c",
+        "clusters": [{"name": "c", "cluster": {"server": server}}],
+        "contexts": [{"name": "c", "context": {"cluster": "c", "user": "u"}}],
+        "users": [{"name": "u", "user": {}}],
+    }))
+    return path
+
+
+def test_unreachable_server(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]  # closed again below: nothing listens there
+    cfg = write_kubeconfig(tmp_path / "config", f"http://127.0.0.1:{port}")
+    assert main(["run", "--kubeconfig", str(cfg), "--controllers", "podlogger"]) == 2
+    line = one_error_line(capsys.readouterr().err)
+    assert "cannot reach the API server" in line
+
+
+@pytest.fixture
+async def server() -> AsyncIterator[ApiServer]:
+    async with ApiServer(simulators=False) as srv:
+        yield srv
+
+
+async def test_missing_crd_offers_install_crds(
+    server: ApiServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    cfg = server.write_kubeconfig(tmp_path / "config")
+    assert await amain(["run", "--kubeconfig", str(cfg), "--controllers", "at"]) == 2
+    line = one_error_line(capsys.readouterr().err)
+    assert "ats.cnat.programming-kubernetes.info is not installed" in line
+    assert "--install-crds" in line
+
+
+async def test_forbidden_names_rbac(
+    server: ApiServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    server.faults.fail(verb="list", path="/pods", status=403)
+    cfg = server.write_kubeconfig(tmp_path / "config")
+    assert await amain(["run", "--kubeconfig", str(cfg), "--controllers", "podlogger"]) == 2
+    line = one_error_line(capsys.readouterr().err)
+    assert "RBAC forbids listing pods" in line and "ClusterRole" in line
+
+
+async def test_unknown_kind_in_apply(
+    server: ApiServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    cfg = server.write_kubeconfig(tmp_path / "config")
+    manifest = tmp_path / "m.yaml"
+    manifest.write_text("apiVersion: example.com/v1\nkind: Widget\nmetadata: {name: w}\n")
+    argv = ["run", "--kubeconfig", str(cfg), "--controllers", "podlogger", "--apply",
+            str(manifest)]
+    assert await amain(argv) == 2
+    assert "unknown kind example.com/v1/Widget" in one_error_line(capsys.readouterr().err)
+
+
+def test_describe_summarises_phases_and_replicas() -> None:
+    objs = [
+        {"metadata": {"name": "a"}, "status": {"phase": "DONE"}},
+        {"metadata": {"name": "b"}, "status": {"phase": "PENDING"}},
+        {"metadata": {"name": "c"}, "status": {"phase": "DONE"}},
+    ]
+    assert describe(objs) == "3 objects (DONE=2 PENDING=1)"  # type: ignore[arg-type]
+    foo = [{"metadata": {"name": "f"}, "spec": {"replicas": 2},
+            "status": {"availableReplicas": 1}}]
+    assert describe(foo) == "1 object f 1/2 ready"  # type: ignore[arg-type]
+
+
+@pytest.fixture(autouse=True)
+def _reset_logging() -> Iterator[None]:
+    import structlog
+
+    yield None
+    structlog.reset_defaults()
