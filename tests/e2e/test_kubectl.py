@@ -10,6 +10,9 @@ from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
+
+import yaml
 
 from tests.e2e.conftest import Kubectl
 
@@ -236,3 +239,28 @@ spec:
     assert "configmap/settings unchanged" in out
     out = await k.ok("delete", "-f", manifest)
     assert 'configmap "settings" deleted' in out
+
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _sample_names() -> list[str]:
+    names = []
+    for sample in sorted((ROOT / "samples").glob("*.yaml")):
+        names += [d["metadata"]["name"] for d in yaml.safe_load_all(sample.read_text()) if d]
+    return names
+
+
+async def test_repository_crds_and_samples_apply_cleanly(kubectl: Kubectl) -> None:
+    """The bundled CRDs and samples go through kubectl's default (strict) validation."""
+    k = kubectl
+    out = await k.ok("apply", "-f", str(ROOT / "crds"))
+    assert out.count("customresourcedefinition.apiextensions.k8s.io/") >= 5
+    await k.ok("wait", "--for=condition=Established", "--timeout=15s", "crd", "--all")
+    out = await k.ok("apply", "-f", str(ROOT / "samples"))
+    assert "created" in out
+    crds = json.loads(await k.ok("get", "crd", "-o", "json"))["items"]
+    plurals = ",".join(c["spec"]["names"]["plural"] for c in crds)
+    listing = await k.ok("get", plurals)
+    for name in _sample_names():
+        assert name in listing
