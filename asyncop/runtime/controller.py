@@ -27,7 +27,7 @@ Cancelling `run()` stops taking new keys, lets in-flight reconciles finish withi
 from __future__ import annotations
 
 import asyncio
-import uuid
+import random
 from collections.abc import Callable, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass
@@ -38,7 +38,7 @@ import structlog
 from asyncop.api import Kind, RawObject, Request
 from asyncop.clock import Clock, wait_for
 from asyncop.runtime.handlers import EventHandler, Watch
-from asyncop.runtime.metrics import Metrics, ReconcileResult
+from asyncop.runtime.metrics import ControllerStats, Metrics, ReconcileResult
 from asyncop.runtime.ratelimit import RateLimiter
 from asyncop.runtime.reconcile import Reconciler, Result, TerminalError
 from asyncop.runtime.workqueue import ShutDown, WorkQueue
@@ -90,7 +90,12 @@ class _Run:
     queue: WorkQueue[str]
     cache: CacheLike
     clock: Clock
-    metrics: Metrics | None
+    stats: ControllerStats | None
+
+
+# uuid4 layout: version nibble 4 and RFC 4122 variant bits over 128 random bits.
+_UUID4_CLEAR = ~((0xF000 << 64) | (0xC000 << 48))
+_UUID4_SET = (0x4000 << 64) | (0x8000 << 48)
 
 
 class Controller:
@@ -127,6 +132,8 @@ class Controller:
         self._write_sources: list[WriteSource] = []
         # key -> (monotonic time of the reconcile, its writes); consumed by the next reconcile.
         self._pending_writes: dict[str, tuple[float, dict[tuple[Kind, str], str | None]]] = {}
+        # reconcile ids: uuid4 hex from a per-controller PRNG (os.urandom per id is slow).
+        self._rng = random.Random()
 
     def __repr__(self) -> str:
         return f"Controller({self.name!r}, workers={self.workers})"
@@ -163,14 +170,13 @@ class Controller:
             metrics=metrics.queue_metrics(self.name) if metrics is not None else None,
         )
         self.queue = queue
-        rt = _Run(queue, cache, clock, metrics)
+        stats = metrics.controller(self.name, workers=self.workers) if metrics else None
+        rt = _Run(queue, cache, clock, stats)
         for watch in self.watches:
             cache.informer(watch.kind).add_handler(watch.handler(queue, primary=self.primary))
         if client is not None and not any(c is client for c in self._write_sources):
             client.add_write_listener(self._on_write)  # once per client, across restarts
             self._write_sources.append(client)
-        if metrics is not None:
-            metrics.controller_started(self.name, workers=self.workers)
         tasks: list[asyncio.Task[None]] = []
         try:
             await cache.wait_for_sync()
@@ -229,19 +235,24 @@ class Controller:
             finally:
                 queue.done(key)
 
+    def _reconcile_id(self) -> str:
+        return f"{(self._rng.getrandbits(128) & _UUID4_CLEAR) | _UUID4_SET:032x}"
+
     async def _process(self, rt: _Run, key: str) -> None:
         request = Request.from_key(key)
-        with structlog.contextvars.bound_contextvars(
+        log_context = structlog.contextvars.bind_contextvars(
             controller=self.name,
             namespace=request.namespace,
             name=request.name,
-            reconcile_id=uuid.uuid4().hex,
-        ):
+            reconcile_id=self._reconcile_id(),
+        )
+        try:
             await self._catch_up(rt, key)
             wlog = _WriteLog(self, {})
             token = _current_writes.set(wlog)
-            if rt.metrics is not None:
-                rt.metrics.worker_busy(self.name, 1)
+            stats = rt.stats
+            if stats is not None:
+                stats.busy(1)
             start = rt.clock.monotonic()
             outcome: ReconcileResult | None = None
             terminal = False
@@ -251,15 +262,14 @@ class Controller:
                 _current_writes.reset(token)
                 if wlog.writes:
                     self._remember_writes(rt.clock, key, wlog.writes)
-                if rt.metrics is not None:
-                    rt.metrics.worker_busy(self.name, -1)
+                if stats is not None:
+                    stats.busy(-1)
                     if outcome is not None:
-                        rt.metrics.reconcile_done(
-                            self.name,
-                            result=outcome,
-                            seconds=rt.clock.monotonic() - start,
-                            terminal=terminal,
+                        stats.reconciled(
+                            outcome, rt.clock.monotonic() - start, terminal=terminal
                         )
+        finally:
+            structlog.contextvars.reset_contextvars(**log_context)
 
     async def _reconcile(
         self, rt: _Run, key: str, request: Request
@@ -298,9 +308,7 @@ class Controller:
         queue.forget(key)
         requeue_after = None if result is None else result.requeue_after
         if requeue_after is None:
-            log.debug("reconciled")
             return "success", False
-        log.debug("reconciled", requeue_after=requeue_after)
         queue.add_after(key, requeue_after)
         return ("requeue_after" if requeue_after > 0 else "requeue"), False
 

@@ -120,6 +120,8 @@ class WorkQueue(Generic[K]):
         seq = next(self._seq)
         self._waiting[key] = (deadline, seq)
         heapq.heappush(self._heap, (deadline, seq, key))
+        if current is not None and len(self._heap) > 2 * len(self._waiting) + 64:
+            self._compact()
         if self._timer is None or deadline < self._timer_at:
             self._arm(deadline)
 
@@ -165,8 +167,13 @@ class WorkQueue(Generic[K]):
         return key
 
     def done(self, key: K) -> None:
-        """Finish processing `key`; if it was re-added meanwhile, queue it again."""
-        self._processing.discard(key)
+        """Finish processing `key`; if it was re-added meanwhile, queue it again.
+
+        `done` for a key that is not processing (a second `done`) does nothing.
+        """
+        if key not in self._processing:
+            return
+        self._processing.remove(key)
         metrics = self._metrics
         if metrics is not None:
             started = self._started_at.pop(key, None)
@@ -264,6 +271,11 @@ class WorkQueue(Generic[K]):
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
+
+    def _compact(self) -> None:
+        """Drop superseded heap entries (keys moved to an earlier deadline)."""
+        self._heap = [(d, seq, key) for key, (d, seq) in self._waiting.items()]
+        heapq.heapify(self._heap)
 
     def _fire(self) -> None:
         self._timer = None

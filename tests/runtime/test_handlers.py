@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from structlog.testing import capture_logs
 
 from asyncop.api import Kind, RawObject, Request
 from asyncop.api.kinds import CONFIGMAP, DEPLOYMENT, NAMESPACE
@@ -63,6 +65,13 @@ async def queued(q: WorkQueue[str]) -> set[str]:
         keys.add(key)
         q.done(key)
     return keys
+
+
+@pytest.fixture(autouse=True)
+def _capture_logs() -> Iterator[None]:
+    """Keep logs in memory: rendering tracebacks to the terminal is slow and noisy."""
+    with capture_logs():
+        yield
 
 
 @pytest.fixture

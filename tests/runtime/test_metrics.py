@@ -9,7 +9,7 @@ from asyncop.runtime.metrics import Metrics
 
 def test_each_metrics_has_its_own_registry() -> None:
     a, b = Metrics(), Metrics()
-    a.reconcile_done("foo", result="success", seconds=0.2)
+    a.controller("foo", workers=1).reconciled("success", 0.2)
     assert a.registry.get_sample_value(
         "controller_runtime_reconcile_total", {"controller": "foo", "result": "success"}) == 1
     assert b.registry.get_sample_value(
@@ -20,7 +20,7 @@ def test_each_metrics_has_its_own_registry() -> None:
 
 def test_controller_started_zeroes_every_result_series() -> None:
     m = Metrics()
-    m.controller_started("foo", workers=4)
+    m.controller("foo", workers=4)
     for result in ("success", "error", "requeue", "requeue_after"):
         assert m.registry.get_sample_value(
             "controller_runtime_reconcile_total", {"controller": "foo", "result": result}) == 0
@@ -30,21 +30,36 @@ def test_controller_started_zeroes_every_result_series() -> None:
 
 def test_errors_and_terminal_errors_count_separately() -> None:
     m = Metrics()
-    m.reconcile_done("foo", result="error", seconds=0.01)
-    m.reconcile_done("foo", result="error", seconds=0.01, terminal=True)
-    m.reconcile_done("foo", result="requeue_after", seconds=0.3)
+    stats = m.controller("foo", workers=1)
+    stats.reconciled("error", 0.01)
+    stats.reconciled("error", 0.01, terminal=True)
+    stats.reconciled("requeue_after", 0.3)
     value = m.registry.get_sample_value
     assert value("controller_runtime_reconcile_errors_total", {"controller": "foo"}) == 2
     assert value("controller_runtime_terminal_reconcile_errors_total", {"controller": "foo"}) == 1
     assert value("controller_runtime_reconcile_time_seconds_count", {"controller": "foo"}) == 3
     assert value("controller_runtime_reconcile_time_seconds_bucket",
                  {"controller": "foo", "le": "0.25"}) == 2
+    assert value("controller_runtime_reconcile_time_seconds_bucket",
+                 {"controller": "foo", "le": "+Inf"}) == 3
+
+
+def test_restarted_controllers_and_queues_keep_counting() -> None:
+    m = Metrics()
+    m.controller("foo", workers=1).reconciled("success", 0.1)
+    m.controller("foo", workers=2).reconciled("success", 0.1)
+    m.queue_metrics("foo").added()
+    m.queue_metrics("foo").added()
+    value = m.registry.get_sample_value
+    assert value("controller_runtime_reconcile_total",
+                 {"controller": "foo", "result": "success"}) == 2
+    assert value("controller_runtime_max_concurrent_reconciles", {"controller": "foo"}) == 2
+    assert value("workqueue_adds_total", {"name": "foo"}) == 2
 
 
 def test_exposition_has_the_controller_runtime_and_workqueue_names() -> None:
     m = Metrics()
-    m.controller_started("foo", workers=1)
-    m.worker_busy("foo", 1)
+    m.controller("foo", workers=1).busy(1)
     m.set_leader("asyncop", leading=True)
     m.set_cache_objects("foos.samplecontroller.k8s.io", 12)
     q = m.queue_metrics("foo")

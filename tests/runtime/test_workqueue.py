@@ -240,3 +240,28 @@ async def test_queue_metrics_report_depth_adds_latency_and_work() -> None:
     assert value("workqueue_unfinished_work_seconds") == 0
     q.add_rate_limited("c")
     assert value("workqueue_retries_total") == 1
+
+
+async def test_a_second_done_does_not_duplicate_the_key() -> None:
+    q: WorkQueue[str] = WorkQueue(clock=FakeClock())
+    q.add("a")
+    key = await q.get()
+    q.done(key)
+    q.add("a")
+    q.done("a")  # spurious: "a" is queued, not processing
+    assert len(q) == 1
+    assert await drain_now(q) == ["a"]
+
+
+async def test_moving_deadlines_earlier_keeps_the_heap_small() -> None:
+    clock = FakeClock()
+    q: WorkQueue[str] = WorkQueue(clock=clock)
+    for i in range(1000):
+        q.add_after("a", 2000.0 - i)
+        q.add_after(f"k{i % 10}", 5000.0 - i)
+    assert q.delayed == 11
+    assert len(q._heap) <= 2 * 11 + 64 + 1
+    await clock.advance(1001.0)
+    assert await drain_now(q) == ["a"]
+    await clock.advance(4000.0)
+    assert sorted(await drain_now(q)) == sorted(f"k{i}" for i in range(10))
