@@ -114,6 +114,7 @@ class Informer:
         self.backoff = backoff or Backoff(base=0.5, cap=30.0)
         self.store = Store(indexers=indexers)
         self._handlers: list[EventHandler] = []
+        self._failing: set[str] = set()
         self._rv: dict[str | None, str] = {}
         self._listed: set[str | None] = set()
         self._synced = asyncio.Event()
@@ -169,8 +170,13 @@ class Informer:
     def _call(self, fn: Callable[..., None], *args: RawObject) -> None:
         try:
             fn(*args)
-        except Exception:
-            self._log.exception("event handler failed", handler=type(fn).__qualname__)
+        except Exception as exc:
+            # the first failure of a handler is logged with its traceback, repeats without
+            name = getattr(fn, "__qualname__", type(fn).__qualname__)
+            first = name not in self._failing
+            self._failing.add(name)
+            self._log.error("event handler failed", handler=name, error=repr(exc),
+                            exc_info=exc if first else None)
 
     def _added(self, obj: RawObject) -> None:
         for h in self._handlers:

@@ -1,21 +1,25 @@
-"""Informer reflector logic against a scripted in-memory list/watch source (no server).
+"""Informer: reflector logic on a scripted source, then against the embedded API server.
 
-The fake serves LIST pages from a dict of objects and hands each WATCH a stream that the test
-feeds; virtual time comes from FakeClock. Server-backed tests live in test_informer_server.py.
+The first part uses a fake that serves LIST pages from a dict of objects and hands each WATCH
+a stream that the test feeds (virtual time from FakeClock); the second part runs against the
+embedded API server over real HTTP and checks end state there.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import pytest
 
 from asyncop.api import Kind, RawObject, ServerError, deep_copy, status_body
-from asyncop.client import Backoff, TransportError
+from asyncop.api.kinds import CONFIGMAP, NAMESPACE
+from asyncop.apiserver import ApiServer
+from asyncop.client import Backoff, Client, ClientConfig, TransportError
+from asyncop.clock import RealClock
 from asyncop.runtime.informer import FuncHandler, Informer
-from asyncop.testing import FakeClock
+from asyncop.testing import FakeClock, eventually
 
 KIND = Kind("", "v1", "configmaps", "ConfigMap")
 END = object()
@@ -275,3 +279,233 @@ async def test_namespace_set_scopes_lists_and_relists(env: Any) -> None:
     await clock.settle()
     assert rec.events == [("delete", "a", "101")]
     assert inf.store.keys() == ["ns2/b"]
+
+
+# -- against the embedded API server -----------------------------------------------------------
+
+FAST = Backoff(base=0.01, cap=0.05)
+
+
+@pytest.fixture
+async def kube() -> AsyncIterator[tuple[ApiServer, Client]]:
+    async with ApiServer(port=0, simulators=False) as srv:
+        async with Client(ClientConfig(host=srv.url), backoff=FAST, timeout=10) as c:
+            yield srv, c
+
+
+@pytest.fixture
+async def running() -> AsyncIterator[Callable[[Informer], None]]:
+    tasks: list[asyncio.Task[None]] = []
+    yield lambda inf: tasks.append(asyncio.create_task(inf.run()))
+    for t in tasks:
+        t.cancel()
+    await asyncio.gather(*tasks, return_exceptions=True)
+
+
+def cm(name: str, ns: str = "default", labels: dict[str, str] | None = None,
+       **data: str) -> RawObject:
+    return {"metadata": {"name": name, "namespace": ns, "labels": labels or {}}, "data": data}
+
+
+async def namespaces(c: Client, *names: str) -> None:
+    for name in names:
+        await c.create(NAMESPACE, {"metadata": {"name": name}})
+
+
+async def server_state(c: Client, ns: str | None = None) -> dict[str, str]:
+    items = (await c.list(CONFIGMAP, namespace=ns))["items"]
+    return {f"{o['metadata']['namespace']}/{o['metadata']['name']}":
+            o["metadata"]["resourceVersion"] for o in items}
+
+
+def cache_state(inf: Informer) -> dict[str, str]:
+    return {k: o["metadata"]["resourceVersion"] for k in inf.store.keys()
+            if (o := inf.store.get(k)) is not None}
+
+
+def per_key(rec: Recorder) -> dict[str, list[str]]:
+    out: dict[str, list[str]] = {}
+    for op, name, _ in rec.events:
+        out.setdefault(name, []).append(op)
+    return out
+
+
+async def test_server_paginated_initial_list(kube: Any, running: Any) -> None:
+    _, c = kube
+    await asyncio.gather(*(c.create(CONFIGMAP, cm(f"p{i:03d}")) for i in range(60)))
+    pages: list[str | None] = []
+    real_list = c.list
+
+    async def counting_list(*a: Any, **kw: Any) -> dict[str, Any]:
+        pages.append(kw.get("continue_"))
+        return await real_list(*a, **kw)
+
+    c.list = counting_list
+    inf = Informer(c, CONFIGMAP, clock=RealClock(), page_size=7, backoff=FAST)
+    rec = Recorder()
+    inf.add_handler(rec)
+    running(inf)
+    await asyncio.wait_for(inf.wait_for_sync(), 10)
+    c.list = real_list
+    assert len(pages) == 9 and pages[0] is None and all(pages[1:])  # 8 x 7 + 4
+    assert cache_state(inf) == await server_state(c)
+    assert sorted(name for _, name, _ in rec.events) == [f"p{i:03d}" for i in range(60)]
+    cached = inf.store.get("default/p000")
+    assert cached is not None and "managedFields" not in cached["metadata"]
+
+
+async def test_server_watch_resumes_after_cut_without_duplicates(kube: Any, running: Any) -> None:
+    srv, c = kube
+    await c.create(CONFIGMAP, cm("a"))
+    await c.create(CONFIGMAP, cm("b"))
+    inf = Informer(c, CONFIGMAP, clock=RealClock(), backoff=FAST)
+    rec = Recorder()
+    inf.add_handler(rec)
+    running(inf)
+    await asyncio.wait_for(inf.wait_for_sync(), 10)
+    for round_ in range(3):
+        assert srv.faults.cut_watches() >= 0
+        await c.create(CONFIGMAP, cm(f"new{round_}"))
+        await c.patch(CONFIGMAP, "a", {"data": {"round": str(round_)}})
+    await c.delete(CONFIGMAP, "b")
+    srv.faults.cut_watches()
+    await c.create(CONFIGMAP, cm("last"))
+    want = await server_state(c)
+    await eventually(lambda: cache_state(inf) == want, timeout=10)
+    events = per_key(rec)
+    assert events["a"] == ["add", "update", "update", "update"]
+    assert events["b"] == ["add", "delete"]
+    assert events["new0"] == events["new1"] == events["new2"] == events["last"] == ["add"]
+
+
+async def test_server_bookmarks_advance_resource_version(running: Any) -> None:
+    async with ApiServer(port=0, simulators=False, bookmark_interval=0.05) as srv:
+        async with Client(ClientConfig(host=srv.url), backoff=FAST) as c:
+            await namespaces(c, "watched", "other")
+            await c.create(CONFIGMAP, cm("mine", "watched"))
+            inf = Informer(c, CONFIGMAP, clock=RealClock(), namespace="watched", backoff=FAST)
+            running(inf)
+            await asyncio.wait_for(inf.wait_for_sync(), 10)
+            elsewhere = await c.create(CONFIGMAP, cm("theirs", "other"))
+            target = int(elsewhere["metadata"]["resourceVersion"])
+            # no event of the watched namespace carries this version: only a bookmark can
+            await eventually(lambda: int(inf.last_resource_version or 0) >= target, timeout=10)
+            assert inf.store.keys() == ["watched/mine"]
+
+
+async def test_server_expired_relists_with_synthetic_events(kube: Any, running: Any) -> None:
+    srv, c = kube
+    for name in ("stays", "changes", "vanishes"):
+        await c.create(CONFIGMAP, cm(name))
+    inf = Informer(c, CONFIGMAP, clock=RealClock(), backoff=FAST)
+    rec = Recorder()
+    inf.add_handler(rec)
+    running(inf)
+    await asyncio.wait_for(inf.wait_for_sync(), 10)
+    # disconnect: every watch attempt is refused while the world changes
+    srv.faults.fail(verb="watch", status=503, count=None)
+    srv.faults.cut_watches()
+    await c.patch(CONFIGMAP, "changes", {"data": {"k": "v"}})
+    await c.delete(CONFIGMAP, "vanishes")
+    await c.create(CONFIGMAP, cm("appears"))
+    srv.faults.expire_history()
+    rec.events.clear()
+    srv.faults.clear()
+    want = await server_state(c)
+    await eventually(lambda: cache_state(inf) == want, timeout=10)
+    assert sorted((op, name) for op, name, _ in rec.events) == [
+        ("add", "appears"), ("delete", "vanishes"), ("update", "changes")]
+
+
+async def test_server_list_5xx_backs_off_on_the_clock(kube: Any, running: Any) -> None:
+    srv, _ = kube
+    clock = FakeClock()
+    async with Client(ClientConfig(host=srv.url), max_retries=0) as c:
+        await c.create(CONFIGMAP, cm("x"))
+        srv.faults.fail(verb="list", status=500, count=3)
+        inf = Informer(c, CONFIGMAP, clock=clock, backoff=Backoff(base=2.0, cap=60, jitter=0))
+        running(inf)
+        for wait in (2.0, 4.0, 8.0):  # one failed list per pause, pauses doubling
+            await eventually(lambda: clock.next_deadline() is not None, timeout=5)
+            assert clock.next_deadline() == pytest.approx(clock.monotonic() + wait)
+            assert not inf.has_synced
+            await clock.advance(wait)
+        await asyncio.wait_for(inf.wait_for_sync(), 10)
+        assert inf.store.keys() == ["default/x"]
+
+
+async def test_server_label_selector_and_namespace_scoping(kube: Any, running: Any) -> None:
+    _, c = kube
+    await namespaces(c, "ns1", "ns2", "ns3")
+    web = {"app": "web"}
+    await c.create(CONFIGMAP, cm("w1", "ns1", web))
+    await c.create(CONFIGMAP, cm("d1", "ns1", {"app": "db"}))
+    await c.create(CONFIGMAP, cm("w2", "ns2", web))
+    await c.create(CONFIGMAP, cm("w3", "ns3", web))
+    inf = Informer(c, CONFIGMAP, clock=RealClock(), namespace={"ns1", "ns2"},
+                   label_selector="app=web", backoff=FAST)
+    rec = Recorder()
+    inf.add_handler(rec)
+    running(inf)
+    await asyncio.wait_for(inf.wait_for_sync(), 10)
+    assert sorted(inf.store.keys()) == ["ns1/w1", "ns2/w2"]
+    await c.create(CONFIGMAP, cm("w4", "ns2", web))
+    await c.create(CONFIGMAP, cm("w5", "ns3", web))
+    await c.patch(CONFIGMAP, "w1", {"metadata": {"labels": {"app": "other"}}}, namespace="ns1")
+    await c.patch(CONFIGMAP, "d1", {"metadata": {"labels": {"app": "web"}}}, namespace="ns1")
+    await eventually(lambda: sorted(inf.store.keys()) == ["ns1/d1", "ns2/w2", "ns2/w4"],
+                     timeout=10)
+    assert per_key(rec)["w1"] == ["add", "delete"]
+    assert "w5" not in per_key(rec)
+
+
+async def test_server_raising_handler_never_breaks_the_stream(kube: Any, running: Any) -> None:
+    _, c = kube
+    inf = Informer(c, CONFIGMAP, clock=RealClock(), backoff=FAST)
+    calls = 0
+
+    def explode(*_: Any) -> None:
+        nonlocal calls
+        calls += 1
+        raise ValueError("bad handler")
+
+    inf.add_handler(FuncHandler(add=explode, update=explode, delete=explode))
+    rec = Recorder()
+    inf.add_handler(rec)
+    running(inf)
+    await asyncio.wait_for(inf.wait_for_sync(), 10)
+    for i in range(5):
+        await c.create(CONFIGMAP, cm(f"h{i}"))
+    await c.delete(CONFIGMAP, "h0")
+    await eventually(lambda: len(rec.events) == 6, timeout=10)
+    assert calls == 6
+    assert cache_state(inf) == await server_state(c)
+
+
+class StallingClient(Client):
+    """Its first watch stream goes silent after the initial events (a half-open connection)."""
+
+    stalled = False
+
+    async def watch(self, kind: Kind, **kw: Any) -> AsyncIterator[Any]:  # type: ignore[override]
+        stall = not self.stalled
+        self.stalled = True
+        async for event in super().watch(kind, **kw):
+            if stall:
+                await asyncio.Event().wait()  # never delivers another byte
+            yield event
+
+
+async def test_server_watchdog_reconnects_a_silent_stream(kube: Any, running: Any) -> None:
+    srv, _ = kube
+    clock = FakeClock()
+    async with StallingClient(ClientConfig(host=srv.url), backoff=FAST) as c:
+        inf = Informer(c, CONFIGMAP, clock=clock, watchdog_timeout=120.0, backoff=FAST)
+        running(inf)
+        await asyncio.wait_for(inf.wait_for_sync(), 10)
+        await c.create(CONFIGMAP, cm("during-stall"))
+        await eventually(lambda: c.stalled, timeout=5)
+        await clock.advance(119.0)
+        assert inf.store.get("default/during-stall") is None  # the dead stream hid it
+        await clock.advance(2.0)
+        await eventually(lambda: inf.store.get("default/during-stall") is not None, timeout=10)
