@@ -25,9 +25,24 @@ def _module(name: str) -> ModuleType | None:
         return None
 
 
-def _fn(module: str, name: str) -> Any:
-    mod = _module(module)
-    return getattr(mod, name, None) if mod is not None else None
+class _Lookup:
+    """Caches helper functions once found (a missing one is looked up again next time)."""
+
+    def __init__(self) -> None:
+        self.found: dict[tuple[str, str], Any] = {}
+
+    def __call__(self, module: str, name: str) -> Any:
+        key = (module, name)
+        fn = self.found.get(key)
+        if fn is None:
+            mod = _module(module)
+            fn = getattr(mod, name, None) if mod is not None else None
+            if fn is not None:
+                self.found[key] = fn
+        return fn
+
+
+_fn = _Lookup()
 
 
 class PatchFailed(Exception):

@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import structlog
 import yaml
 
 from asyncop.apiserver.registry import CRD_GR
@@ -46,6 +47,9 @@ def apply_crd_dir(server: ApiServer, crds_dir: str) -> int:
 async def serve(*, host: str = "127.0.0.1", port: int = 0, kubeconfig_out: str | None = None,
                 crds_dir: str | None = None, simulators: bool = True,
                 **options: Any) -> None:
+    if not structlog.is_configured():
+        # stdout carries only the listening line; logs go to stderr
+        structlog.configure(logger_factory=structlog.PrintLoggerFactory(sys.stderr))
     server = ApiServer(host=host, port=port, simulators=simulators, **options)
     await server.start()
     try:

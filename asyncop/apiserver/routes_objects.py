@@ -55,7 +55,7 @@ class ObjectRoutes:
     def _ctx(self, request: web.Request, *, apply: bool = False) -> WriteContext:
         manager = None if apply else field_manager(request)
         return WriteContext(dry_run=dry_run(request), field_validation=field_validation(request),
-                            manager=manager)
+                            manager=manager, explicit_manager="fieldManager" in request.query)
 
     def _respond(self, request: web.Request, rt: ResourceType, obj: dict[str, Any], *,
                  status: int = 200, ctx: WriteContext | None = None) -> web.Response:

@@ -91,7 +91,7 @@ class ApiServer:
         router.address = f"{self.host}:{self._port}"
         self._runner = runner
         self._start_simulators(store)
-        log.info("apiserver started", url=self.url)
+        log.debug("apiserver started", url=self.url)
 
     def _start_simulators(self, store: Store) -> None:
         if self.simulators is False or self.simulators is None:
@@ -119,7 +119,7 @@ class ApiServer:
         runner, self._runner = self._runner, None
         if runner is not None:
             await runner.cleanup()
-            log.info("apiserver stopped", url=self.url)
+            log.debug("apiserver stopped", url=self.url)
 
     async def restart(self, *, keep_state: bool = True) -> None:
         """Stop and start again on the same port, keeping (or dropping) every object."""

@@ -57,6 +57,8 @@ class Store:
         self.rng = random.Random(seed)
         self.watch_queue_size = watch_queue_size
         self._rv = 0
+        self._now_second = -1
+        self._now_text = ""
         self._objects: dict[GR, dict[Key, dict[str, Any]]] = {}
         self._admission: dict[GR, list[Admission]] = {}
         self._snapshots: OrderedDict[str, list[dict[str, Any]]] = OrderedDict()
@@ -72,7 +74,13 @@ class Store:
         return self._rv
 
     def now(self) -> str:
-        return format_time(self.clock.now())
+        """The clock's time as an RFC 3339 timestamp (formatted once per second)."""
+        moment = self.clock.now()
+        second = int(moment.timestamp())
+        if second != self._now_second:
+            self._now_second = second
+            self._now_text = format_time(moment)
+        return self._now_text
 
     def raw_get(self, gr: GR, namespace: str, name: str) -> dict[str, Any] | None:
         bucket = self._objects.get(gr)

@@ -39,8 +39,11 @@ class WriteContext:
 
     dry_run: bool = False
     field_validation: str = "Warn"
-    #: the field manager recorded in managedFields (None: in-process writes, apply)
+    #: the field manager recorded in managedFields (None: in-process writes, apply);
+    #: creates record it only when the client named it (`?fieldManager=`), updates also when
+    #: the object already has managedFields (so ownership moves away from appliers).
     manager: str | None = None
+    explicit_manager: bool = False
     warnings: list[str] = field(default_factory=list)
 
 
@@ -122,7 +125,7 @@ class Writer:
             causes += extensions.validate_crd(obj)
         if causes:
             raise errors.invalid(rt, meta["name"], causes)
-        if ctx.manager:
+        if ctx.manager and ctx.explicit_manager:
             extensions.record_update(None, obj, manager=ctx.manager, now=self.store.now())
         if ctx.dry_run:
             return obj
@@ -255,7 +258,7 @@ class Writer:
         if "generation" in old_meta and subresource != "status" and spec_changed(rt, old, obj):
             meta["generation"] = int(old_meta["generation"]) + 1
         meta["resourceVersion"] = old_meta["resourceVersion"]
-        if ctx.manager:
+        if ctx.manager and (ctx.explicit_manager or old_meta.get("managedFields")):
             extensions.record_update(old, obj, manager=ctx.manager, now=self.store.now(),
                                      subresource=subresource)
         if ctx.dry_run:
