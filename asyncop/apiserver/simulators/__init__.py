@@ -18,6 +18,7 @@ from asyncop.apiserver.simulators.deployments import DeploymentSimulator
 from asyncop.apiserver.simulators.gc import GarbageCollector
 from asyncop.apiserver.simulators.namespaces import NamespaceSimulator
 from asyncop.apiserver.simulators.pods import PodSimulator
+from asyncop.apiserver.simulators.replicasets import ReplicaSetSimulator
 from asyncop.apiserver.simulators.services import ServiceAllocator
 from asyncop.clock import Clock
 
@@ -37,6 +38,7 @@ def start_simulators(store: SimStore, clock: Clock,
         sims.append(NamespaceSimulator(store, clock, config))
     if config.deployments:
         sims.append(DeploymentSimulator(store, clock, config))
+        sims.append(ReplicaSetSimulator(store, clock, config))
     if config.pods:
         sims.append(PodSimulator(store, clock, config))
     if not sims:

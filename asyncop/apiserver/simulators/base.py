@@ -48,6 +48,11 @@ class SimStore(Protocol):
     @property
     def registry(self) -> SimRegistry: ...
 
+    @property
+    def resource_version(self) -> int:
+        """The newest committed resourceVersion."""
+        ...
+
     def get(self, rt: ResourceType, namespace: str | None, name: str) -> Obj | None: ...
 
     def list(self, rt: ResourceType, namespace: str | None = None, *,
@@ -96,6 +101,31 @@ def uid_of(obj: Obj) -> str:
 
 def deleting(obj: Obj) -> bool:
     return bool(obj.get("metadata", {}).get("deletionTimestamp"))
+
+
+def rv_of(obj: Obj) -> int:
+    try:
+        return int(obj.get("metadata", {}).get("resourceVersion") or 0)
+    except ValueError:
+        return 0
+
+
+def as_int(value: Any, default: int = 0) -> int:
+    return int(value) if isinstance(value, int | float) and not isinstance(value, bool) \
+        else default
+
+
+def controller_ref_name(obj: Obj, kind: str) -> str | None:
+    """Name of the controlling owner if it is of `kind`."""
+    for ref in obj.get("metadata", {}).get("ownerReferences") or ():
+        if ref.get("controller") and ref.get("kind") == kind:
+            return str(ref.get("name"))
+    return None
+
+
+def owner_ref(owner: Obj, api_version: str, kind: str) -> dict[str, Any]:
+    return {"apiVersion": api_version, "kind": kind, "name": name_of(owner),
+            "uid": uid_of(owner), "controller": True, "blockOwnerDeletion": True}
 
 
 def controller_uid(obj: Obj) -> str | None:

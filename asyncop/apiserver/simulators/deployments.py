@@ -1,6 +1,6 @@
-"""DeploymentSimulator: the Deployment -> ReplicaSet -> Pod controllers of kube-controller-manager.
+"""DeploymentSimulator: the Deployment controller of kube-controller-manager (-> ReplicaSets).
 
-Deployment: its pod template hashes to `pod-template-hash` (10 chars of
+A Deployment's pod template hashes to `pod-template-hash` (10 chars of
 `bcdfghjklmnpqrstvwxz2456789`); the ReplicaSet `<deploy>-<hash>` (controller-owned, label and
 selector extended with the hash, annotation `deployment.kubernetes.io/revision`) is the new
 one and is scaled to `spec.replicas`; every other owned ReplicaSet is scaled to 0 at once (a
@@ -8,14 +8,11 @@ simple recreate; old ones beyond `revisionHistoryLimit` are deleted once empty).
 the real controller: observedGeneration, replicas, updatedReplicas, readyReplicas,
 availableReplicas, unavailableReplicas (when > 0) and the conditions Available
 (MinimumReplicasAvailable) and Progressing (NewReplicaSetAvailable once the new ReplicaSet is
-fully available), which is what `kubectl rollout status` and Helm's kstatus wait need.
-
-ReplicaSet (owned or bare): keeps `spec.replicas` active pods (`generateName: <rs>-`, labels
-from the template, controller-owned) by creating or deleting (least ready, newest first), and
-reports replicas, fullyLabeledReplicas, readyReplicas, availableReplicas, observedGeneration.
-A pod is available as soon as it is Ready (minReadySeconds is not simulated); there is no
-adoption of orphan pods and no progress deadline. Invariant: objects being deleted are left to
-the garbage collector; status is written only when it changes.
+fully available), which is what `kubectl rollout status` and Helm's kstatus wait need. Pods
+are the ReplicaSet simulator's business (replicasets.py); the Deployment only reads its
+ReplicaSets' status. Not simulated: surge/unavailability budgets during a rollout, pausing
+beyond "no new ReplicaSet", the progress deadline. Invariant: a Deployment being deleted is
+left to the garbage collector; status is written only when it changes.
 """
 
 from __future__ import annotations
@@ -30,10 +27,13 @@ from asyncop.apiserver.simulators.base import (
     Obj,
     SimStore,
     Simulator,
+    as_int,
+    controller_ref_name,
     controller_uid,
     deleting,
     name_of,
     ns_of,
+    owner_ref,
     uid_of,
 )
 from asyncop.apiserver.simulators.config import SimulatorConfig
@@ -56,10 +56,6 @@ def template_hash(template: dict[str, Any]) -> str:
     return "".join(out)
 
 
-def _int(value: Any, default: int = 0) -> int:
-    return int(value) if isinstance(value, int | float) else default
-
-
 def _revision(obj: Obj) -> int:
     raw = (obj.get("metadata", {}).get("annotations") or {}).get(REVISION, "0")
     try:
@@ -79,32 +75,8 @@ def max_unavailable(deploy: Obj, replicas: int) -> int:
         except ValueError:
             value = 0
     else:
-        value = _int(raw)
+        value = as_int(raw)
     return min(max(value, 0), replicas)
-
-
-def _pod_ready(pod: Obj) -> bool:
-    return any(c.get("type") == "Ready" and c.get("status") == "True"
-               for c in (pod.get("status") or {}).get("conditions") or ())
-
-
-def _active(pod: Obj) -> bool:
-    return not deleting(pod) and (pod.get("status") or {}).get("phase") not in (
-        "Succeeded", "Failed")
-
-
-def _pods_to_delete(pods: list[Obj], count: int) -> list[Obj]:
-    """Unscheduled first, then Pending, then not Ready, then Ready; newest first within each."""
-    def rank(pod: Obj) -> int:
-        if not (pod.get("spec") or {}).get("nodeName"):
-            return 0
-        if (pod.get("status") or {}).get("phase") == "Pending":
-            return 1
-        return 3 if _pod_ready(pod) else 2
-
-    newest = sorted(pods, key=lambda p: str(p.get("metadata", {}).get("creationTimestamp") or ""),
-                    reverse=True)
-    return sorted(newest, key=rank)[:count]
 
 
 def _condition(old: list[dict[str, Any]], ctype: str, status: str, reason: str, message: str,
@@ -119,7 +91,7 @@ def _condition(old: list[dict[str, Any]], ctype: str, status: str, reason: str, 
             "lastTransitionTime": transition, "reason": reason, "message": message}
 
 
-class DeploymentSimulator(Simulator[tuple[str, str, str]]):
+class DeploymentSimulator(Simulator[tuple[str, str]]):
     name = "deployments"
 
     def __init__(self, store: SimStore, clock: Clock, config: SimulatorConfig) -> None:
@@ -127,98 +99,33 @@ class DeploymentSimulator(Simulator[tuple[str, str, str]]):
                          resync_period=config.resync_period)
         self.deploy_rt: ResourceType = store.resolve("apps", "v1", "deployments")
         self.rs_rt: ResourceType = store.resolve("apps", "v1", "replicasets")
-        self.pod_rt: ResourceType = store.resolve("", "v1", "pods")
 
     def observe(self, event: str, rt: ResourceType, obj: Obj) -> None:
         gr, ns = rt.gr, ns_of(obj)
         if gr == self.deploy_rt.gr:
             if event != "DELETED":
-                self.add(("d", ns, name_of(obj)))
+                self.add((ns, name_of(obj)))
         elif gr == self.rs_rt.gr:
-            if event != "DELETED":
-                self.add(("rs", ns, name_of(obj)))
-            owner = _controller_ref(obj, "Deployment")
+            owner = controller_ref_name(obj, "Deployment")
             if owner:
-                self.add(("d", ns, owner))
-        elif gr == self.pod_rt.gr:
-            owner = _controller_ref(obj, "ReplicaSet")
-            if owner:
-                self.add(("rs", ns, owner))
+                self.add((ns, owner))
 
     async def resync(self) -> None:
         for d in self.store.list(self.deploy_rt):
-            self.add(("d", ns_of(d), name_of(d)))
-        for rs in self.store.list(self.rs_rt):
-            self.add(("rs", ns_of(rs), name_of(rs)))
-
-    async def sync(self, key: tuple[str, str, str]) -> None:
-        what, ns, name = key
-        if what == "rs":
-            await self._sync_replicaset(ns, name)
-        else:
-            await self._sync_deployment(ns, name)
-
-    # ReplicaSet ---------------------------------------------------------------------------
-    def _owned_pods(self, rs: Obj) -> list[Obj]:
-        uid = uid_of(rs)
-        selector = ((rs.get("spec") or {}).get("selector") or {}).get("matchLabels") or None
-        return [p for p in self.store.list(self.pod_rt, ns_of(rs), label_selector=selector)
-                if controller_uid(p) == uid]
-
-    async def _sync_replicaset(self, ns: str, name: str) -> None:
-        rs = self.store.get(self.rs_rt, ns, name)
-        if rs is None or deleting(rs):
-            return
-        spec = rs.get("spec") or {}
-        want = _int(spec.get("replicas"), 1)
-        active = [p for p in self._owned_pods(rs) if _active(p)]
-        if len(active) < want:
-            for _ in range(want - len(active)):
-                await self.store.create(self.pod_rt, self._new_pod(rs), namespace=ns)
-        elif len(active) > want:
-            for pod in _pods_to_delete(active, len(active) - want):
-                await self.store.delete(self.pod_rt, ns, name_of(pod))
-        pods = [p for p in self._owned_pods(rs) if _active(p)]
-        labels = ((spec.get("template") or {}).get("metadata") or {}).get("labels") or {}
-        ready = sum(1 for p in pods if _pod_ready(p))
-        status = dict(rs.get("status") or {})
-        status.update({
-            "replicas": len(pods),
-            "fullyLabeledReplicas": sum(
-                1 for p in pods
-                if labels.items() <= (p.get("metadata", {}).get("labels") or {}).items()),
-            "readyReplicas": ready,
-            "availableReplicas": ready,
-            "observedGeneration": _int(rs["metadata"].get("generation"), 1),
-        })
-        if status != rs.get("status"):
-            rs["status"] = status
-            await self.store.update_status(self.rs_rt, rs)
-
-    def _new_pod(self, rs: Obj) -> Obj:
-        template = orjson.loads(orjson.dumps((rs.get("spec") or {}).get("template") or {}))
-        tmeta = template.get("metadata") or {}
-        metadata: dict[str, Any] = {
-            "generateName": f"{name_of(rs)}-",
-            "namespace": ns_of(rs),
-            "labels": dict(tmeta.get("labels") or {}),
-            "ownerReferences": [_owner_ref(rs, "apps/v1", "ReplicaSet")],
-        }
-        if tmeta.get("annotations"):
-            metadata["annotations"] = dict(tmeta["annotations"])
-        return {"apiVersion": "v1", "kind": "Pod", "metadata": metadata,
-                "spec": template.get("spec") or {}}
+            self.add((ns_of(d), name_of(d)))
 
     # Deployment ---------------------------------------------------------------------------
-    async def _sync_deployment(self, ns: str, name: str) -> None:
+    async def sync(self, key: tuple[str, str]) -> None:
+        ns, name = key
         d = self.store.get(self.deploy_rt, ns, name)
         if d is None or deleting(d):
             return
         spec = d.get("spec") or {}
-        want = _int(spec.get("replicas"), 1)
+        want = as_int(spec.get("replicas"), 1)
         thash = template_hash(spec.get("template") or {})
         uid = uid_of(d)
-        owned = [rs for rs in self.store.list(self.rs_rt, ns)
+        selector = (spec.get("selector") or {}).get("matchLabels") or None
+        owned = [rs for rs in self.store.list(self.rs_rt, ns, label_selector=selector)
                  if controller_uid(rs) == uid and not deleting(rs)]
         new = next((rs for rs in owned
                     if (rs["metadata"].get("labels") or {}).get(HASH_LABEL) == thash), None)
@@ -245,7 +152,7 @@ class DeploymentSimulator(Simulator[tuple[str, str, str]]):
         tmeta["labels"] = {**(tmeta.get("labels") or {}), HASH_LABEL: thash}
         selector = orjson.loads(orjson.dumps(spec.get("selector") or {}))
         selector["matchLabels"] = {**(selector.get("matchLabels") or {}), HASH_LABEL: thash}
-        want = _int(spec.get("replicas"), 1)
+        want = as_int(spec.get("replicas"), 1)
         rs_spec: dict[str, Any] = {"replicas": want, "selector": selector, "template": template}
         if spec.get("minReadySeconds"):
             rs_spec["minReadySeconds"] = spec["minReadySeconds"]
@@ -256,14 +163,14 @@ class DeploymentSimulator(Simulator[tuple[str, str, str]]):
                 "labels": dict(tmeta["labels"]),
                 "annotations": {REVISION: str(revision), DESIRED: str(want),
                                 MAX_REPLICAS: str(want)},
-                "ownerReferences": [_owner_ref(d, "apps/v1", "Deployment")],
+                "ownerReferences": [owner_ref(d, "apps/v1", "Deployment")],
             },
             "spec": rs_spec,
         }
 
     async def _scale(self, rs: Obj, replicas: int, desired: int) -> Obj:
         annotations = rs["metadata"].get("annotations") or {}
-        if _int((rs.get("spec") or {}).get("replicas"), 1) == replicas and \
+        if as_int((rs.get("spec") or {}).get("replicas"), 1) == replicas and \
                 annotations.get(DESIRED) == str(desired):
             return rs
         rs.setdefault("spec", {})["replicas"] = replicas
@@ -272,9 +179,9 @@ class DeploymentSimulator(Simulator[tuple[str, str, str]]):
         return await self.store.update(self.rs_rt, rs)
 
     async def _prune_history(self, d: Obj, olds: list[Obj]) -> None:
-        limit = _int((d.get("spec") or {}).get("revisionHistoryLimit"), 10)
-        empty = [rs for rs in olds if _int((rs.get("status") or {}).get("replicas")) == 0
-                 and _int((rs.get("spec") or {}).get("replicas")) == 0]
+        limit = as_int((d.get("spec") or {}).get("revisionHistoryLimit"), 10)
+        empty = [rs for rs in olds if as_int((rs.get("status") or {}).get("replicas")) == 0
+                 and as_int((rs.get("spec") or {}).get("replicas")) == 0]
         empty.sort(key=_revision)
         for rs in empty[: max(len(empty) - limit, 0)]:
             await self.store.delete(self.rs_rt, ns_of(rs), name_of(rs))
@@ -283,12 +190,12 @@ class DeploymentSimulator(Simulator[tuple[str, str, str]]):
                             created: bool) -> None:
         everything = ([new] if new else []) + olds
         st = [rs.get("status") or {} for rs in everything]
-        replicas = sum(_int(s.get("replicas")) for s in st)
-        updated = _int((new.get("status") or {}).get("replicas")) if new else 0
-        ready = sum(_int(s.get("readyReplicas")) for s in st)
-        available = sum(_int(s.get("availableReplicas")) for s in st)
-        total = sum(_int((rs.get("spec") or {}).get("replicas"), 1) for rs in everything)
-        generation = _int(d["metadata"].get("generation"), 1)
+        replicas = sum(as_int(s.get("replicas")) for s in st)
+        updated = as_int((new.get("status") or {}).get("replicas")) if new else 0
+        ready = sum(as_int(s.get("readyReplicas")) for s in st)
+        available = sum(as_int(s.get("availableReplicas")) for s in st)
+        total = sum(as_int((rs.get("spec") or {}).get("replicas"), 1) for rs in everything)
+        generation = as_int(d["metadata"].get("generation"), 1)
         when = format_time(self.clock.now())
         old_status = d.get("status") or {}
         old_conditions = list(old_status.get("conditions") or ())
@@ -327,15 +234,3 @@ class DeploymentSimulator(Simulator[tuple[str, str, str]]):
         if new is not None:
             d["metadata"].setdefault("annotations", {})[REVISION] = str(_revision(new))
         await self.store.update_status(self.deploy_rt, d)
-
-
-def _controller_ref(obj: Obj, kind: str) -> str | None:
-    for ref in obj.get("metadata", {}).get("ownerReferences") or ():
-        if ref.get("controller") and ref.get("kind") == kind:
-            return str(ref.get("name"))
-    return None
-
-
-def _owner_ref(owner: Obj, api_version: str, kind: str) -> dict[str, Any]:
-    return {"apiVersion": api_version, "kind": kind, "name": name_of(owner),
-            "uid": uid_of(owner), "controller": True, "blockOwnerDeletion": True}

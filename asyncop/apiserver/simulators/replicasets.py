@@ -1,0 +1,237 @@
+"""ReplicaSetSimulator: keeps `spec.replicas` pods per ReplicaSet and reports its status.
+
+Every ReplicaSet (owned by a Deployment or bare) gets pods named `<rs>-<5 chars>`
+(`generateName`), labelled and specified from its template and controller-owned by it; extra
+pods are deleted unscheduled first, then Pending, then not Ready, newest first. Status:
+replicas, fullyLabeledReplicas, readyReplicas, availableReplicas (= ready: minReadySeconds is
+not simulated), observedGeneration. Orphan pods matching the selector are not adopted.
+
+Pods are counted from an in-memory index fed by store events, with per-ReplicaSet counters
+(active, ready, fully labelled) kept up to date on every change, so a sync costs O(1) unless
+pods must be created or deleted (a pod list per sync would be O(n^2) for one big ReplicaSet).
+Invariants that keep the index honest: pods this simulator creates or deletes are recorded at
+once from the write's answer; an event older (by resourceVersion) than what the index holds is
+ignored, so a late event never resurrects a pod; a resync rebuilds the index from a list and
+ignores events up to the store's resourceVersion at that moment.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+
+from asyncop.api import NotFound
+from asyncop.apiserver.resources import ResourceType
+from asyncop.apiserver.simulators.base import (
+    Obj,
+    SimStore,
+    Simulator,
+    as_int,
+    controller_ref_name,
+    deleting,
+    name_of,
+    ns_of,
+    owner_ref,
+    rv_of,
+    uid_of,
+)
+from asyncop.apiserver.simulators.config import SimulatorConfig
+from asyncop.clock import Clock
+
+PodKey = tuple[str, str]
+
+
+@dataclass(slots=True)
+class PodInfo:
+    rs_uid: str
+    rv: int
+    active: bool
+    ready: bool
+    labels: dict[str, str]
+    rank: int  # deletion preference: lower goes first
+    created: str
+    gone: bool = False  # deleted by us; the DELETED event has not been seen yet
+
+
+def pod_ready(pod: Obj) -> bool:
+    return any(c.get("type") == "Ready" and c.get("status") == "True"
+               for c in (pod.get("status") or {}).get("conditions") or ())
+
+
+def pod_info(pod: Obj, rs_uid: str) -> PodInfo:
+    spec, status = pod.get("spec") or {}, pod.get("status") or {}
+    ready = pod_ready(pod)
+    if not spec.get("nodeName"):
+        rank = 0
+    elif status.get("phase") == "Pending":
+        rank = 1
+    else:
+        rank = 3 if ready else 2
+    return PodInfo(
+        rs_uid=rs_uid, rv=rv_of(pod), ready=ready, rank=rank,
+        active=not deleting(pod) and status.get("phase") not in ("Succeeded", "Failed"),
+        labels=dict(pod.get("metadata", {}).get("labels") or {}),
+        created=str(pod.get("metadata", {}).get("creationTimestamp") or ""),
+    )
+
+
+def _rs_uid(pod: Obj) -> str | None:
+    for ref in pod.get("metadata", {}).get("ownerReferences") or ():
+        if ref.get("controller") and ref.get("kind") == "ReplicaSet":
+            return str(ref.get("uid"))
+    return None
+
+
+class ReplicaSetSimulator(Simulator[PodKey]):
+    name = "replicasets"
+
+    def __init__(self, store: SimStore, clock: Clock, config: SimulatorConfig) -> None:
+        super().__init__(store, clock, retry_delay=config.retry_delay,
+                         resync_period=config.resync_period)
+        self.rs_rt: ResourceType = store.resolve("apps", "v1", "replicasets")
+        self.pod_rt: ResourceType = store.resolve("", "v1", "pods")
+        self._pods: dict[PodKey, PodInfo] = {}
+        self._by_rs: dict[str, set[PodKey]] = {}
+        self._counts: dict[str, list[int]] = {}  # rs uid -> [active, ready, fully labelled]
+        self._rs_labels: dict[str, dict[str, str]] = {}  # rs uid -> template labels
+        self._watermark = 0
+
+    # the pod index ------------------------------------------------------------------------
+    def _count(self, info: PodInfo, sign: int) -> None:
+        if not info.active or info.gone:
+            return
+        counts = self._counts.setdefault(info.rs_uid, [0, 0, 0])
+        counts[0] += sign
+        counts[1] += sign if info.ready else 0
+        labels = self._rs_labels.get(info.rs_uid)
+        counts[2] += sign if labels is None or labels.items() <= info.labels.items() else 0
+
+    def _put(self, key: PodKey, info: PodInfo | None) -> None:
+        old = self._pods.pop(key, None)
+        if old is not None:
+            self._count(old, -1)
+            members = self._by_rs.get(old.rs_uid)
+            if members is not None:
+                members.discard(key)
+                if not members:
+                    del self._by_rs[old.rs_uid]
+                    self._counts.pop(old.rs_uid, None)
+                    self._rs_labels.pop(old.rs_uid, None)
+        if info is not None:
+            self._pods[key] = info
+            self._by_rs.setdefault(info.rs_uid, set()).add(key)
+            self._count(info, +1)
+
+    def _mark_gone(self, key: PodKey) -> None:
+        info = self._pods.get(key)
+        if info is not None and not info.gone:
+            self._count(info, -1)
+            info.gone = True
+
+    def _set_labels(self, rs_uid: str, labels: dict[str, str]) -> None:
+        """Remember the template labels; recount fully-labelled pods if they changed."""
+        if self._rs_labels.get(rs_uid) == labels:
+            return
+        self._rs_labels[rs_uid] = dict(labels)
+        counts = self._counts.get(rs_uid)
+        if counts is not None:
+            counts[2] = sum(1 for k in self._active(rs_uid)
+                            if labels.items() <= self._pods[k].labels.items())
+
+    def _record(self, pod: Obj) -> None:
+        key = (ns_of(pod), name_of(pod))
+        uid = _rs_uid(pod)
+        cur = self._pods.get(key)
+        if cur is not None and (cur.gone or cur.rv >= rv_of(pod)):
+            return
+        self._put(key, pod_info(pod, uid) if uid else None)
+
+    def observe(self, event: str, rt: ResourceType, obj: Obj) -> None:
+        gr = rt.gr
+        if gr == self.rs_rt.gr:
+            if event != "DELETED":
+                self.add((ns_of(obj), name_of(obj)))
+            return
+        if gr != self.pod_rt.gr:
+            return
+        if rv_of(obj) > self._watermark:
+            if event == "DELETED":
+                self._put((ns_of(obj), name_of(obj)), None)
+            else:
+                self._record(obj)
+        owner = controller_ref_name(obj, "ReplicaSet")
+        if owner:
+            self.add((ns_of(obj), owner))
+
+    async def resync(self) -> None:
+        self._watermark = self.store.resource_version
+        self._pods.clear()
+        self._by_rs.clear()
+        self._counts.clear()
+        self._rs_labels.clear()
+        for pod in self.store.list(self.pod_rt):
+            self._record(pod)
+        for rs in self.store.list(self.rs_rt):
+            self.add((ns_of(rs), name_of(rs)))
+
+    # reconcile ----------------------------------------------------------------------------
+    async def sync(self, key: PodKey) -> None:
+        ns, name = key
+        rs = self.store.get(self.rs_rt, ns, name)
+        if rs is None or deleting(rs):
+            return
+        uid = uid_of(rs)
+        spec = rs.get("spec") or {}
+        self._set_labels(uid, ((spec.get("template") or {}).get("metadata") or {})
+                         .get("labels") or {})
+        want = as_int(spec.get("replicas"), 1)
+        have = self._counts.get(uid, [0, 0, 0])[0]
+        if have < want:
+            for _ in range(want - have):
+                self._record(await self.store.create(self.pod_rt, self._new_pod(rs),
+                                                     namespace=ns))
+        elif have > want:
+            active = self._active(uid)
+            newest = sorted(active, key=lambda k: self._pods[k].created, reverse=True)
+            for pod_key in sorted(newest, key=lambda k: self._pods[k].rank)[: have - want]:
+                try:
+                    await self.store.delete(self.pod_rt, ns, pod_key[1])
+                except NotFound:
+                    pass
+                self._mark_gone(pod_key)
+        await self._write_status(rs)
+
+    def _active(self, rs_uid: str) -> list[PodKey]:
+        return [k for k in self._by_rs.get(rs_uid, ())
+                if self._pods[k].active and not self._pods[k].gone]
+
+    async def _write_status(self, rs: Obj) -> None:
+        active, ready, labelled = self._counts.get(uid_of(rs), [0, 0, 0])
+        status = dict(rs.get("status") or {})
+        status.update({
+            "replicas": active,
+            "fullyLabeledReplicas": labelled,
+            "readyReplicas": ready,
+            "availableReplicas": ready,
+            "observedGeneration": as_int(rs["metadata"].get("generation"), 1),
+        })
+        if status != rs.get("status"):
+            rs["status"] = status
+            await self.store.update_status(self.rs_rt, rs)
+
+    def _new_pod(self, rs: Obj) -> Obj:
+        template: dict[str, Any] = orjson.loads(
+            orjson.dumps((rs.get("spec") or {}).get("template") or {}))
+        tmeta = template.get("metadata") or {}
+        metadata: dict[str, Any] = {
+            "generateName": f"{name_of(rs)}-",
+            "namespace": ns_of(rs),
+            "labels": dict(tmeta.get("labels") or {}),
+            "ownerReferences": [owner_ref(rs, "apps/v1", "ReplicaSet")],
+        }
+        if tmeta.get("annotations"):
+            metadata["annotations"] = dict(tmeta["annotations"])
+        return {"apiVersion": "v1", "kind": "Pod", "metadata": metadata,
+                "spec": template.get("spec") or {}}
