@@ -14,6 +14,9 @@ import pytest
 
 from asyncop.api import Kind, deep_copy
 from asyncop.api.kinds import CONFIGMAP, NAMESPACE
+from asyncop.apiserver import ApiServer
+from asyncop.client import Client, ClientConfig
+from asyncop.clock import RealClock
 from asyncop.runtime.cache import Cache
 from asyncop.testing import FakeClock
 
@@ -136,3 +139,30 @@ async def test_wait_for_resource_version(cache: Any) -> None:
     assert waiter.result() is True
     # a kind nobody watches: nothing to wait for
     assert await c.wait_for_resource_version(NAMESPACE, "x", "1", timeout=5) is False
+
+
+async def test_read_your_own_writes_against_the_server() -> None:
+    async with ApiServer(port=0, simulators=False) as srv:
+        async with Client(ClientConfig(host=srv.url)) as client:
+            cache = Cache(client, clock=RealClock())
+            cache.informer(CONFIGMAP)
+            await cache.start()
+            try:
+                await asyncio.wait_for(cache.wait_for_sync(), 10)
+                created = await client.create(CONFIGMAP, {"metadata": {
+                    "name": "ryow", "namespace": "default"}, "data": {"v": "1"}})
+                rv = created["metadata"]["resourceVersion"]
+                assert await cache.wait_for_resource_version(CONFIGMAP, "default/ryow", rv,
+                                                             timeout=10)
+                cached = cache.get(CONFIGMAP, "ryow", "default")
+                assert cached is not None and cached["metadata"]["resourceVersion"] == rv
+                patched = await client.patch(CONFIGMAP, "ryow", {"data": {"v": "2"}})
+                assert await cache.wait_for_resource_version(
+                    CONFIGMAP, "default/ryow", patched["metadata"]["resourceVersion"], timeout=10)
+                assert cache.get(CONFIGMAP, "ryow", "default")["data"] == {"v": "2"}
+                await client.delete(CONFIGMAP, "ryow")
+                assert await cache.wait_for_resource_version(CONFIGMAP, "default/ryow", None,
+                                                             timeout=10)
+                assert cache.get(CONFIGMAP, "ryow", "default") is None
+            finally:
+                await cache.stop()
