@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import copy
+from collections.abc import AsyncIterator
 from typing import Any
 
+import aiohttp
 import pytest
 
+from asyncop.apiserver import ApiServer
 from asyncop.apiserver.apply import ApplyConflict, record_update, server_side_apply
 from asyncop.apiserver.patch import PatchError
 
@@ -228,3 +231,91 @@ def test_status_subresource_update_is_a_separate_entry() -> None:
 def test_malformed_configuration(applied: dict[str, Any]) -> None:
     with pytest.raises(PatchError):
         server_side_apply(None, applied, manager="m", force=False, now=T1)
+
+
+# ------------------------------------------------------------------ over HTTP
+
+
+@pytest.fixture
+async def server() -> AsyncIterator[ApiServer]:
+    async with ApiServer(simulators=False) as srv:
+        yield srv
+
+
+async def _apply(http: aiohttp.ClientSession, url: str, body: str, *, manager: str,
+                 force: bool = False) -> tuple[int, dict[str, Any]]:
+    query = f"?fieldManager={manager}&fieldValidation=Strict&force={str(force).lower()}"
+    async with http.patch(url + query, data=body.encode(),
+                          headers={"Content-Type": "application/apply-patch+yaml"}) as resp:
+        return resp.status, await resp.json()
+
+
+CM_YAML = """apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: c1
+  namespace: default
+data:
+{data}
+"""
+
+
+async def test_http_apply_create_noop_conflict_force_and_removal(server: ApiServer) -> None:
+    url = f"{server.url}/api/v1/namespaces/default/configmaps/c1"
+    async with aiohttp.ClientSession() as http:
+        code, created = await _apply(http, url, CM_YAML.format(data="  a: '1'\n  b: '2'"),
+                                     manager="alice")
+        assert code == 201
+        assert created["data"] == {"a": "1", "b": "2"}
+
+        code, same = await _apply(http, url, CM_YAML.format(data="  a: '1'\n  b: '2'"),
+                                  manager="alice")
+        assert code == 200
+        assert same["metadata"]["resourceVersion"] == created["metadata"]["resourceVersion"]
+
+        code, status = await _apply(http, url, CM_YAML.format(data="  a: 'bob'"), manager="bob")
+        assert code == 409
+        assert status["reason"] == "Conflict"
+        assert status["message"] == (
+            'Apply failed with 1 conflict: conflict with "alice" using v1: .data.a')
+        assert status["details"]["causes"] == [{"reason": "FieldManagerConflict",
+                                                "message": 'conflict with "alice" using v1',
+                                                "field": ".data.a"}]
+
+        code, forced = await _apply(http, url, CM_YAML.format(data="  a: 'bob'"), manager="bob",
+                                    force=True)
+        assert code == 200
+        assert forced["data"] == {"a": "bob", "b": "2"}
+
+        # alice stops applying both keys: b is removed, a stays (bob owns it now)
+        code, after = await _apply(http, url, CM_YAML.format(data="  c: '3'"), manager="alice")
+        assert code == 200
+        assert after["data"] == {"a": "bob", "c": "3"}
+
+    stored = server.store.get(server.store.resolve("", "v1", "configmaps"), "default", "c1")
+    assert stored is not None
+    owners = {e["manager"]: e["fieldsV1"] for e in stored["metadata"]["managedFields"]}
+    assert owners == {"alice": {"f:data": {"f:c": {}}}, "bob": {"f:data": {"f:a": {}}}}
+
+
+async def test_http_update_then_apply_conflicts_with_the_updater(server: ApiServer) -> None:
+    url = f"{server.url}/api/v1/namespaces/default/configmaps"
+    async with aiohttp.ClientSession() as http:
+        body = {"apiVersion": "v1", "kind": "ConfigMap",
+                "metadata": {"name": "c2", "namespace": "default"}, "data": {"k": "v"}}
+        async with http.post(url + "?fieldManager=creator", json=body) as resp:
+            assert resp.status == 201
+        code, status = await _apply(http, f"{url}/c2",
+                                    CM_YAML.replace("c1", "c2").format(data="  k: 'w'"),
+                                    manager="applier")
+        assert code == 409
+        assert status["details"]["causes"][0]["message"] == 'conflict with "creator" using v1'
+        # a merge patch by someone else takes the field over without any conflict
+        async with http.patch(f"{url}/c2?fieldManager=editor", json={"data": {"k": "x"}},
+                              headers={"Content-Type": "application/merge-patch+json"}) as resp:
+            assert resp.status == 200
+            edited = await resp.json()
+    owners = {(e["manager"], e["operation"]): e.get("fieldsV1")
+              for e in edited["metadata"]["managedFields"]}
+    assert owners[("editor", "Update")] == {"f:data": {"f:k": {}}}
+    assert ("creator", "Update") not in owners  # it owned nothing else: the entry is gone

@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
+import asyncio
 import base64
+import shutil
+from collections.abc import AsyncIterator
+from pathlib import Path
 
+import aiohttp
 import pytest
 
+from asyncop.apiserver import ApiServer
 from asyncop.apiserver.protobuf import ProtobufError, decode
 
 # ------------------------------------------------------------- a tiny test-only encoder
@@ -181,3 +187,85 @@ def test_unknown_fields_are_skipped() -> None:
 def test_errors(body: bytes, message: str) -> None:
     with pytest.raises(ProtobufError, match=message):
         decode(body)
+
+
+# ------------------------------------------------------------------ over HTTP
+
+PB = "application/vnd.kubernetes.protobuf"
+
+
+@pytest.fixture
+async def server() -> AsyncIterator[ApiServer]:
+    async with ApiServer(simulators=False) as srv:
+        yield srv
+
+
+async def test_http_protobuf_secret_create_update_delete(server: ApiServer) -> None:
+    """The release-storage traffic of Helm: POST, unconditional PUT and DELETE in protobuf."""
+    payload = bytes(range(256)) * 4
+    url = f"{server.url}/api/v1/namespaces/default/secrets"
+    headers = {"Content-Type": PB, "Accept": f"{PB},application/json"}
+
+    def secret(status: str) -> bytes:
+        meta = ld(1, "rel.v1") + entry(11, "owner", "helm") + entry(11, "status", status)
+        raw = ld(1, meta) + entry(2, "release", payload) + ld(3, "helm.sh/release.v1")
+        return envelope("v1", "Secret", raw)
+
+    async with aiohttp.ClientSession() as http:
+        async with http.post(url, data=secret("pending"), headers=headers) as resp:
+            assert resp.status == 201, await resp.text()
+            assert resp.content_type == "application/json"
+        async with http.put(f"{url}/rel.v1", data=secret("deployed"), headers=headers) as resp:
+            assert resp.status == 200, await resp.text()
+        async with http.get(f"{url}?labelSelector=owner%3Dhelm,status%3Ddeployed") as resp:
+            items = (await resp.json())["items"]
+        assert [i["metadata"]["name"] for i in items] == ["rel.v1"]
+        assert base64.b64decode(items[0]["data"]["release"]) == payload
+        assert items[0]["type"] == "helm.sh/release.v1"
+        async with http.delete(f"{url}/rel.v1", data=envelope("v1", "DeleteOptions", b""),
+                               headers=headers) as resp:
+            assert resp.status == 200, await resp.text()
+    assert server.store.get(server.store.resolve("", "v1", "secrets"), "default", "rel.v1") is None
+
+
+async def test_http_protobuf_for_an_unsupported_kind_is_415(server: ApiServer) -> None:
+    body = envelope("apps/v1", "Deployment", ld(1, ld(1, "web")))
+    async with aiohttp.ClientSession() as http, http.post(
+        f"{server.url}/apis/apps/v1/namespaces/default/deployments", data=body,
+        headers={"Content-Type": PB},
+    ) as resp:
+        assert resp.status == 415
+        status = await resp.json()
+    assert status["reason"] == "UnsupportedMediaType"
+    assert "the body of the request was in an unknown format" in status["message"]
+
+
+@pytest.mark.skipif(shutil.which("kubectl") is None, reason="kubectl is not on PATH")
+async def test_kubectl_1_33_typed_creates_send_protobuf(tmp_path: Path) -> None:
+    async with ApiServer(simulators=False, version=("1", "33")) as srv:
+        kubeconfig = srv.write_kubeconfig(tmp_path / "kubeconfig")
+
+        async def kubectl(*args: str) -> str:
+            proc = await asyncio.create_subprocess_exec(
+                "kubectl", f"--kubeconfig={kubeconfig}", f"--cache-dir={tmp_path / 'cache'}",
+                "--request-timeout=20s", *args,
+                stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+            out, err = await asyncio.wait_for(proc.communicate(), 60)
+            assert proc.returncode == 0, err.decode()
+            return out.decode()
+
+        await kubectl("create", "namespace", "foo")
+        await kubectl("create", "secret", "generic", "s1", "-n", "foo", "--from-literal=k=v\x01")
+        await kubectl("create", "configmap", "c1", "-n", "foo", "--from-literal=a=b")
+        store = srv.store
+        ns = store.get(store.resolve("", "v1", "namespaces"), None, "foo")
+        assert ns is not None
+        assert ns["status"]["phase"] == "Active"
+        secret = store.get(store.resolve("", "v1", "secrets"), "foo", "s1")
+        assert secret is not None
+        assert base64.b64decode(secret["data"]["k"]) == b"v\x01"
+        assert secret["type"] == "Opaque"
+        cm = store.get(store.resolve("", "v1", "configmaps"), "foo", "c1")
+        assert cm is not None
+        assert cm["data"] == {"a": "b"}
+        assert cm["metadata"]["managedFields"][0]["manager"] == "kubectl-create"
