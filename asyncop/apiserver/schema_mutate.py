@@ -6,7 +6,8 @@ dropped field paths (for `fieldValidation` Warn/Strict). `apply_defaults(obj, sc
 values and array items), and replaces non-nullable `null`s by their default or drops them.
 
 Invariants:
-- at the root `apiVersion`, `kind` and `metadata` are never pruned nor defaulted;
+- at the root `apiVersion`, `kind` and `metadata` are never pruned nor defaulted (inside
+  `metadata` only keys that are not ObjectMeta fields are dropped);
 - `x-kubernetes-preserve-unknown-fields: true` keeps unknown keys at that node (specified
   properties below it are still pruned recursively); `additionalProperties: true` keeps
   everything; an `additionalProperties` schema is applied to every value;
@@ -24,6 +25,12 @@ from asyncop.apiserver.schema_text import child, index
 
 Schema = dict[str, Any]
 _ROOT_KEEP = ("apiVersion", "kind", "metadata")
+#: the fields of ObjectMeta; anything else under a (root or embedded) `metadata` is unknown.
+OBJECT_META_FIELDS = frozenset({
+    "name", "generateName", "namespace", "selfLink", "uid", "resourceVersion", "generation",
+    "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds", "labels",
+    "annotations", "ownerReferences", "finalizers", "managedFields",
+})
 
 
 def prune(obj: dict[str, Any], schema: Schema) -> list[str]:
@@ -53,7 +60,9 @@ def _prune_object(
     embedded = bool(schema.get("x-kubernetes-embedded-resource"))
     for key in list(obj):
         if (root or embedded) and key in _ROOT_KEEP:
-            if key != "metadata" and key in props:
+            if key == "metadata":
+                _prune_meta(obj[key], child(path, key), dropped)
+            elif key in props:
                 _prune_value(obj[key], props[key], child(path, key), dropped)
             continue
         if key in props:
@@ -64,6 +73,15 @@ def _prune_object(
             continue
         else:
             del obj[key]
+            dropped.append(child(path, key))
+
+
+def _prune_meta(meta: Any, path: str, dropped: list[str]) -> None:
+    if not isinstance(meta, dict):
+        return
+    for key in list(meta):
+        if key not in OBJECT_META_FIELDS:
+            del meta[key]
             dropped.append(child(path, key))
 
 

@@ -162,13 +162,15 @@ def test_root_metadata_only_name_is_validated() -> None:
 
 def test_prune_drops_unknown_fields_and_reports_paths() -> None:
     obj = _cr({"name": "abc", "bogus": 1, "extra": {"keep": 1},
-               "template": {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"},
-                            "spec": {"x": 1}},
+               "template": {"apiVersion": "v1", "kind": "Pod",
+                            "metadata": {"name": "p", "bogus": 1}, "spec": {"x": 1}},
                "ports": [{"name": "a", "junk": True}], "labels": {"any": "thing"}})
     obj["status"] = {"phase": "x"}
     obj["topLevelJunk"] = 1
+    obj["metadata"]["colour"] = "red"
     dropped = prune(obj, WIDGET)
-    assert sorted(dropped) == ["spec.bogus", "spec.ports[0].junk", "status", "topLevelJunk"]
+    assert sorted(dropped) == ["metadata.colour", "spec.bogus", "spec.ports[0].junk",
+                               "spec.template.metadata.bogus", "status", "topLevelJunk"]
     assert obj["apiVersion"] == "iksoon.test.com/v1" and obj["kind"] == "CrdKind"
     assert obj["metadata"] == {"name": "x", "labels": {"a": "b"}}
     assert obj["spec"]["extra"] == {"keep": 1}
