@@ -201,6 +201,7 @@ class Informer:
     async def _reflect(self, ns: str | None) -> None:
         need_list = True
         attempt = 0
+        retry_after: float | None = None
         while True:
             try:
                 if need_list:
@@ -218,12 +219,18 @@ class Informer:
                     attempt += 1
                     continue
                 reason = "expired"
-            except (ApiError, TransportError) as exc:
+            except ApiError as exc:
+                reason = repr(exc)
+                retry_after = exc.retry_after
+            except TransportError as exc:
                 reason = repr(exc)
             except Exception as exc:
                 self._log.exception("informer loop failed", namespace=ns)
                 reason = repr(exc)
             delay = self.backoff.delay(attempt)
+            if retry_after is not None:  # the server said when (429 Retry-After)
+                delay = max(delay, retry_after)
+                retry_after = None
             attempt += 1
             self._log.warning("informer backing off", namespace=ns, relist=need_list,
                               reason=reason, delay=round(delay, 3), attempt=attempt)

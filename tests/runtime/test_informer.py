@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from asyncop.api import Kind, RawObject, ServerError, deep_copy, status_body
+from asyncop.api import Kind, RawObject, ServerError, TooManyRequests, deep_copy, status_body
 from asyncop.api.kinds import CONFIGMAP, NAMESPACE
 from asyncop.apiserver import ApiServer
 from asyncop.client import Backoff, Client, ClientConfig, TransportError
@@ -190,6 +190,17 @@ async def test_list_errors_back_off_exponentially_then_recover(env: Any) -> None
         await clock.advance(clock.next_deadline() - clock.monotonic())  # type: ignore[operator]
     assert deadlines == [1.0, 3.0, 7.0]  # 1 s, then 2 s, then 4 s later
     assert inf.has_synced and inf.store.keys() == ["default/a"]
+
+
+async def test_too_many_requests_waits_for_retry_after(env: Any) -> None:
+    src, clock, tasks = env
+    src.list_errors = [TooManyRequests(status_body(429, "slow down"), retry_after=7.0)]
+    inf = make(src, clock)
+    start(inf, tasks)
+    await clock.settle()
+    assert clock.next_deadline() == 7.0
+    await clock.advance(7.0)
+    assert inf.has_synced
 
 
 async def test_broken_stream_resumes_without_relist(env: Any) -> None:
