@@ -22,7 +22,13 @@ from asyncop.apiserver.resources import ResourceType, ScaleSpec
 from asyncop.apiserver.schema_structural import validate_structural
 from asyncop.apiserver.schema_text import go_value
 
-__all__ = ["DEFAULT_AGE_COLUMN", "default_crd", "resource_types", "validate_crd"]
+__all__ = [
+    "DEFAULT_AGE_COLUMN",
+    "default_crd",
+    "resource_types",
+    "validate_crd",
+    "validate_crd_update",
+]
 
 DEFAULT_AGE_COLUMN: dict[str, Any] = {
     "name": "Age",
@@ -102,6 +108,24 @@ def validate_crd(crd: dict[str, Any]) -> list[StatusCause]:
                   "spec.versions[*].schema instead")
         out.append(_invalid("spec.preserveUnknownFields", True, detail))
     _validate_versions(out, spec)
+    return out
+
+
+def validate_crd_update(new: dict[str, Any], old: dict[str, Any]) -> list[StatusCause]:
+    """`validate_crd(new)` plus the update rules: immutable group and scope, and every
+    version in `status.storedVersions` must still be listed in `spec.versions`."""
+    out = validate_crd(new)
+    new_spec, old_spec = _spec(new), _spec(old)
+    for key in ("group", "scope"):
+        if old_spec.get(key) and new_spec.get(key) != old_spec.get(key):
+            out.append(_invalid(f"spec.{key}", new_spec.get(key), "field is immutable"))
+    listed = {v.get("name") for v in _versions(new_spec)}
+    status = new.get("status") if isinstance(new.get("status"), dict) else old.get("status")
+    stored = (status or {}).get("storedVersions") or []
+    for i, version in enumerate(stored if isinstance(stored, list) else []):
+        if version not in listed:
+            out.append(_invalid(f"status.storedVersions[{i}]", version,
+                                "must appear in spec.versions"))
     return out
 
 

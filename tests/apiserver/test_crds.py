@@ -5,7 +5,13 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from asyncop.apiserver.crds import DEFAULT_AGE_COLUMN, default_crd, resource_types, validate_crd
+from asyncop.apiserver.crds import (
+    DEFAULT_AGE_COLUMN,
+    default_crd,
+    resource_types,
+    validate_crd,
+    validate_crd_update,
+)
 from asyncop.apiserver.resources import ScaleSpec
 
 
@@ -187,3 +193,17 @@ def test_cluster_scope_and_defaults() -> None:
     assert crd["status"]["storedVersions"] == ["v1"]
     (rt,) = resource_types(crd)
     assert not rt.namespaced and rt.singular == "crdkind"
+
+
+def test_update_rules_immutable_scope_and_stored_versions() -> None:
+    old = crdkind_crd()
+    default_crd(old)
+    assert validate_crd_update(copy.deepcopy(old), old) == []
+    new = copy.deepcopy(old)
+    new["spec"]["scope"] = "Cluster"
+    new["spec"]["versions"][0]["name"] = "v2"
+    fields = {c["field"]: c["message"] for c in validate_crd_update(new, old)}
+    assert fields == {
+        "spec.scope": 'Invalid value: "Cluster": field is immutable',
+        "status.storedVersions[0]": 'Invalid value: "v1": must appear in spec.versions',
+    }
