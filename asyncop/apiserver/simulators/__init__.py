@@ -1,4 +1,4 @@
-"""Cluster simulators: GC, namespaces, deployments, pods, services (each switchable).
+"""Cluster simulators: GC, namespaces, deployments, jobs, pods, services (each switchable).
 
 `start_simulators(store, clock, config)` installs the service allocation hook and starts one
 pump task (consuming `store.subscribe()`) plus one worker task per enabled simulator; the
@@ -16,6 +16,7 @@ from asyncop.apiserver.simulators.base import SimStore, Simulator, pump
 from asyncop.apiserver.simulators.config import SimulatorConfig
 from asyncop.apiserver.simulators.deployments import DeploymentSimulator
 from asyncop.apiserver.simulators.gc import GarbageCollector
+from asyncop.apiserver.simulators.jobs import JobSimulator
 from asyncop.apiserver.simulators.namespaces import NamespaceSimulator
 from asyncop.apiserver.simulators.pods import PodSimulator
 from asyncop.apiserver.simulators.replicasets import ReplicaSetSimulator
@@ -39,6 +40,8 @@ def start_simulators(store: SimStore, clock: Clock,
     if config.deployments:
         sims.append(DeploymentSimulator(store, clock, config))
         sims.append(ReplicaSetSimulator(store, clock, config))
+    if config.jobs:
+        sims.append(JobSimulator(store, clock, config))
     if config.pods:
         sims.append(PodSimulator(store, clock, config))
     if not sims:

@@ -22,6 +22,8 @@ class SimulatorConfig:
     """Scheduler + kubelet stand-in: Pending -> Running (-> Succeeded/Failed)."""
     services: bool = True
     """clusterIP and nodePort allocation (an admission hook on services)."""
+    jobs: bool = True
+    """Job -> Pod controller with Complete/Failed conditions (Helm hooks wait on it)."""
 
     pod_start_delay: float = 0.0
     """Seconds from a pod's first sighting to Running (it is bound at once)."""

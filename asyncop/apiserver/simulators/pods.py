@@ -11,8 +11,9 @@ sees the pod):
   `Failed` when the annotation `sim.asyncop.io/exit-code` holds a non-zero code.
 
 The run-to-completion rule: `spec.restartPolicy` is `Never` or `OnFailure` AND (some container
-has `command` or `args`, or one of the `sim.asyncop.io/*` annotations is set). Pods with the
-default `Always`, or without a command (a server image's entrypoint), run until deleted.
+has `command` or `args`, or one of the `sim.asyncop.io/*` annotations is set, or a Job controls
+the pod). Pods with the default `Always`, or bare pods without a command (a server image's
+entrypoint), run until deleted.
 A non-zero exit code fails the pod for `OnFailure` too (no restart loop is simulated).
 
 A pod with `deletionTimestamp` is confirmed gone at once (the grace period is treated as
@@ -33,6 +34,7 @@ from asyncop.apiserver.simulators.base import (
     Obj,
     SimStore,
     Simulator,
+    controller_ref_name,
     deleting,
     name_of,
     ns_of,
@@ -60,6 +62,8 @@ def runs_to_completion(pod: Obj) -> bool:
         return False
     annotations = pod.get("metadata", {}).get("annotations") or {}
     if EXIT_CODE_ANNOTATION in annotations or RUN_SECONDS_ANNOTATION in annotations:
+        return True
+    if controller_ref_name(pod, "Job") is not None:
         return True
     return any(c.get("command") or c.get("args") for c in spec.get("containers") or ())
 

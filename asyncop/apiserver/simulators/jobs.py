@@ -1,0 +1,174 @@
+"""JobSimulator: the Job controller (batch/v1), enough for Helm hooks and operator tests.
+
+A Job runs pods (`generateName: <job>-`, template labels plus `batch.kubernetes.io/job-name`,
+`job-name`, `batch.kubernetes.io/controller-uid`, `controller-uid`; controller-owned) until
+`spec.completions` (default 1) have Succeeded, at most `spec.parallelism` (default 1) at a
+time; the pod simulator decides when each pod ends (Job pods always run to completion). More
+than `spec.backoffLimit` (default 6) Failed pods fail the Job. Status: startTime, active,
+ready, succeeded, failed, terminating, completionTime and the conditions kstatus and kubectl
+wait read: `SuccessCriteriaMet` + `Complete` (True), or `FailureTarget` + `Failed` (True,
+reason BackoffLimitExceeded). `spec.suspend` stops creating pods; `ttlSecondsAfterFinished`
+deletes a finished Job (foreground) after that many clock seconds. Not simulated: indexed
+completion mode, pod failure policies, activeDeadlineSeconds. Invariant: a finished Job is
+never reconciled again except for its TTL; status is written only when it changes.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+
+from asyncop.apiserver.resources import ResourceType
+from asyncop.apiserver.simulators.base import (
+    Obj,
+    SimStore,
+    Simulator,
+    as_int,
+    controller_ref_name,
+    controller_uid,
+    deleting,
+    name_of,
+    ns_of,
+    owner_ref,
+    uid_of,
+)
+from asyncop.apiserver.simulators.config import SimulatorConfig
+from asyncop.clock import Clock, Timer, format_time
+
+JOB_NAME = "batch.kubernetes.io/job-name"
+CONTROLLER_UID = "batch.kubernetes.io/controller-uid"
+
+
+def finished(job: Obj) -> str | None:
+    """"Complete" or "Failed" once the Job is done, else None."""
+    for cond in (job.get("status") or {}).get("conditions") or ():
+        if cond.get("type") in ("Complete", "Failed") and cond.get("status") == "True":
+            return str(cond["type"])
+    return None
+
+
+def _cond(ctype: str, reason: str, message: str, when: str) -> dict[str, Any]:
+    return {"type": ctype, "status": "True", "lastProbeTime": when,
+            "lastTransitionTime": when, "reason": reason, "message": message}
+
+
+def _ready(pod: Obj) -> bool:
+    return any(c.get("type") == "Ready" and c.get("status") == "True"
+               for c in (pod.get("status") or {}).get("conditions") or ())
+
+
+class JobSimulator(Simulator[tuple[str, str]]):
+    name = "jobs"
+
+    def __init__(self, store: SimStore, clock: Clock, config: SimulatorConfig) -> None:
+        super().__init__(store, clock, retry_delay=config.retry_delay,
+                         resync_period=config.resync_period)
+        self.job_rt: ResourceType = store.resolve("batch", "v1", "jobs")
+        self.pod_rt: ResourceType = store.resolve("", "v1", "pods")
+        self._finished_at: dict[str, float] = {}  # job uid -> clock.monotonic() when done
+        self._ttl_timers: dict[str, Timer] = {}
+
+    def observe(self, event: str, rt: ResourceType, obj: Obj) -> None:
+        if rt.gr == self.job_rt.gr:
+            if event == "DELETED":
+                timer = self._ttl_timers.pop(uid_of(obj), None)
+                if timer is not None:
+                    timer.cancel()
+                self._finished_at.pop(uid_of(obj), None)
+            else:
+                self.add((ns_of(obj), name_of(obj)))
+        elif rt.gr == self.pod_rt.gr:
+            owner = controller_ref_name(obj, "Job")
+            if owner:
+                self.add((ns_of(obj), owner))
+
+    async def resync(self) -> None:
+        for job in self.store.list(self.job_rt):
+            self.add((ns_of(job), name_of(job)))
+
+    async def sync(self, key: tuple[str, str]) -> None:
+        ns, name = key
+        job = self.store.get(self.job_rt, ns, name)
+        if job is None or deleting(job):
+            return
+        if finished(job):
+            await self._expire(job, key)
+            return
+        spec = job.get("spec") or {}
+        uid = uid_of(job)
+        pods = [p for p in self.store.list(self.pod_rt, ns, label_selector={JOB_NAME: name})
+                if controller_uid(p) == uid]
+        phases = [(p.get("status") or {}).get("phase") for p in pods]
+        succeeded = phases.count("Succeeded")
+        failed = phases.count("Failed")
+        running = [p for p, ph in zip(pods, phases, strict=True)
+                   if ph not in ("Succeeded", "Failed") and not deleting(p)]
+        completions = as_int(spec.get("completions"), 1)
+        parallelism = as_int(spec.get("parallelism"), 1)
+        when = format_time(self.clock.now())
+        status = dict(job.get("status") or {})
+        status.setdefault("startTime", when)
+        conditions = list(status.get("conditions") or ())
+        if succeeded >= completions:
+            conditions += [_cond("SuccessCriteriaMet", "CompletionsReached",
+                                 "Reached expected number of succeeded pods", when),
+                           _cond("Complete", "CompletionsReached",
+                                 "Reached expected number of succeeded pods", when)]
+            status["completionTime"] = when
+            running_now: list[Obj] = []
+        elif failed > as_int(spec.get("backoffLimit"), 6):
+            conditions += [_cond("FailureTarget", "BackoffLimitExceeded",
+                                 "Job has reached the specified backoff limit", when),
+                           _cond("Failed", "BackoffLimitExceeded",
+                                 "Job has reached the specified backoff limit", when)]
+            for pod in running:
+                await self.store.delete(self.pod_rt, ns, name_of(pod))
+            running_now = []
+        else:
+            running_now = running
+            if not spec.get("suspend"):
+                want = min(parallelism, completions - succeeded)
+                for _ in range(want - len(running)):
+                    running_now.append(await self.store.create(
+                        self.pod_rt, self._new_pod(job), namespace=ns))
+        status.update({"active": len(running_now), "ready": sum(map(_ready, running_now)),
+                       "succeeded": succeeded, "failed": failed, "terminating": 0,
+                       "uncountedTerminatedPods": {}, "conditions": conditions})
+        if not conditions:
+            status.pop("conditions")
+        if status != job.get("status"):
+            job["status"] = status
+            job = await self.store.update_status(self.job_rt, job)
+        if finished(job):
+            self._finished_at[uid] = self.clock.monotonic()
+            await self._expire(job, key)
+
+    async def _expire(self, job: Obj, key: tuple[str, str]) -> None:
+        ttl = (job.get("spec") or {}).get("ttlSecondsAfterFinished")
+        if not isinstance(ttl, int):
+            return
+        uid = uid_of(job)
+        done = self._finished_at.setdefault(uid, self.clock.monotonic())
+        due = done + ttl
+        if self.clock.monotonic() >= due:
+            await self.store.delete(self.job_rt, key[0], key[1], propagation_policy="Foreground")
+        elif uid not in self._ttl_timers:
+            self._ttl_timers[uid] = self.clock.call_at(due, lambda: self.add(key))
+
+    def _new_pod(self, job: Obj) -> Obj:
+        template: dict[str, Any] = orjson.loads(
+            orjson.dumps((job.get("spec") or {}).get("template") or {}))
+        tmeta = template.get("metadata") or {}
+        uid, name = uid_of(job), name_of(job)
+        labels = {**(tmeta.get("labels") or {}), JOB_NAME: name, "job-name": name,
+                  CONTROLLER_UID: uid, "controller-uid": uid}
+        metadata: dict[str, Any] = {
+            "generateName": f"{name}-", "namespace": ns_of(job), "labels": labels,
+            "ownerReferences": [owner_ref(job, "batch/v1", "Job")],
+        }
+        if tmeta.get("annotations"):
+            metadata["annotations"] = dict(tmeta["annotations"])
+        spec = template.get("spec") or {}
+        spec.setdefault("restartPolicy", "Never")
+        return {"apiVersion": "v1", "kind": "Pod", "metadata": metadata, "spec": spec}
