@@ -151,3 +151,4 @@ def removed(store: Store, crd: dict[str, Any]) -> None:
     """The CRD is gone: stop serving its types and drop any objects left."""
     store.registry.unregister_crd(crd["metadata"]["name"])
     store.drop_objects(served_gr(crd))
+    store.hub.cut_resource(served_gr(crd))

@@ -37,6 +37,7 @@ _SNAPSHOT_IDS = itertools.count(1)
 class ObjectRoutes:
     def __init__(self, store: Store) -> None:
         self.store = store
+        self._defaults_cache: dict[int, tuple[dict[str, Any], bool]] = {}
 
     @property
     def writer(self) -> Writer:
@@ -45,12 +46,20 @@ class ObjectRoutes:
     def view(self, rt: ResourceType, obj: dict[str, Any]) -> dict[str, Any]:
         """A stored object as served through `rt` (version rewrite + read-time defaults)."""
         out = as_version(obj, rt)
-        if rt.is_custom and rt.schema:
+        if rt.is_custom and rt.schema and self._has_defaults(rt.schema):
             out = copy_obj(out)
             meta = out.pop("metadata")
             extensions.schema_defaults(out, rt.schema)
             out["metadata"] = meta
         return out
+
+    def _has_defaults(self, schema: dict[str, Any]) -> bool:
+        key = id(schema)
+        found = self._defaults_cache.get(key)
+        if found is None or found[0] is not schema:
+            found = (schema, b'"default"' in orjson.dumps(schema))
+            self._defaults_cache[key] = found
+        return found[1]
 
     def _ctx(self, request: web.Request, *, apply: bool = False) -> WriteContext:
         manager = None if apply else field_manager(request)

@@ -218,6 +218,11 @@ class WatchHub:
             self._global.clear()
         return closed
 
+    def cut_resource(self, gr: GR) -> None:
+        """Close the watches of one resource (its CRD was deleted)."""
+        for watcher in list(self._by_gr.pop(gr, ())):
+            watcher.close()
+
     def expire(self, current_rv: int) -> None:
         """Compact: a resume from any rv older than `current_rv` now gets 410 Expired."""
         self.history.clear()

@@ -202,3 +202,29 @@ async def test_future_resource_version_is_504_error_event(
     async with http.get(apiserver_no_sim.url + CM + f"?watch=1&resourceVersion={rv}") as resp:
         lines = [orjson.loads(line) async for line in resp.content]
     assert lines[0]["type"] == "ERROR" and lines[0]["object"]["code"] == 504
+
+
+async def test_slow_watcher_is_closed(http: aiohttp.ClientSession) -> None:
+    async with ApiServer(simulators=False, watch_queue_size=3) as srv:
+        stream = Stream(http, srv.url + CM + "?watch=1")
+        await eventually(lambda: srv.store.hub.watcher_count == 1)
+        rt = srv.store.resolve("", "v1", "configmaps")
+        for i in range(6):  # synchronous writes: the handler cannot drain in between
+            srv.store.writer.create(rt, {"metadata": {"name": f"c{i}"}}, namespace="default")
+        await eventually(lambda: stream.ended)
+        assert stream.types() == ["ADDED"] * 3
+        assert srv.store.hub.watcher_count == 0
+
+
+async def test_crd_deletion_closes_its_watches(apiserver_no_sim: ApiServer,
+                                               http: aiohttp.ClientSession) -> None:
+    from crdkit import CRDS, WIDGET_CRD, WIDGETS
+
+    srv = apiserver_no_sim
+    async with http.post(srv.url + CRDS, json=WIDGET_CRD) as r:
+        assert r.status == 201
+    stream = Stream(http, srv.url + WIDGETS + "?watch=1")
+    await eventually(lambda: srv.store.hub.watcher_count == 1)
+    async with http.delete(srv.url + CRDS + "/widgets.example.com") as r:
+        assert r.status == 200
+    await eventually(lambda: stream.ended)
