@@ -12,7 +12,9 @@ delays through the Clock; an inactivity watchdog cancels a stream silent for lon
 Invariants: the store is updated before handlers run; every handler sees every event in
 order; handlers are plain sync callables that must not block (a controller's handler only
 enqueues a key) and a raising handler is logged and never breaks the stream; a handler
-added late first receives an add for every object already cached. Objects from the LIST get
+with coroutine methods runs in its own task behind a bounded buffer, so a slow one holds up
+neither the stream nor the other handlers (on overflow it catches up from the store); a
+handler added late first receives an add for every object already cached. Objects from the LIST get
 `apiVersion`/`kind` filled in, and pass through `transform` (default: drop
 `metadata.managedFields`) before caching.
 """
@@ -20,10 +22,12 @@ added late first receives an add for every object already cached. Objects from t
 from __future__ import annotations
 
 import asyncio
+import inspect
 import random
+from collections import deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol, cast
 
 import structlog
 
@@ -53,6 +57,16 @@ class EventHandler(Protocol):
     def on_update(self, old: RawObject, new: RawObject) -> None: ...
 
     def on_delete(self, obj: RawObject) -> None: ...
+
+
+class AsyncEventHandler(Protocol):
+    """A handler whose methods are coroutines: fed from its own bounded buffer and task."""
+
+    async def on_add(self, obj: RawObject) -> None: ...
+
+    async def on_update(self, old: RawObject, new: RawObject) -> None: ...
+
+    async def on_delete(self, obj: RawObject) -> None: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,6 +129,8 @@ class Informer:
         self.store = Store(indexers=indexers)
         self._handlers: list[EventHandler] = []
         self._failing: set[str] = set()
+        self._async: list[_AsyncListener] = []
+        self._listener_tasks: set[asyncio.Task[None]] = set()
         self._rv: dict[str | None, str] = {}
         self._listed: set[str | None] = set()
         self._synced = asyncio.Event()
@@ -143,23 +159,49 @@ class Informer:
         except ValueError:
             return versions[-1]
 
-    def add_handler(self, handler: EventHandler) -> None:
-        """Register a handler; it first gets an add for every object already cached."""
-        self._handlers.append(handler)
+    def add_handler(
+        self, handler: EventHandler | AsyncEventHandler, *, buffer: int = 10_000
+    ) -> None:
+        """Register a handler; it first gets an add for every object already cached.
+
+        Sync handlers run inline and must not block. A handler with coroutine methods gets
+        its own task and a buffer of `buffer` events, so a slow one never holds up the
+        stream or the other handlers; if it falls further behind, its backlog is replaced by
+        a catch-up diff between what it was last told and the store.
+        """
+        if inspect.iscoroutinefunction(handler.on_add):
+            async_handler = cast(AsyncEventHandler, handler)
+            listener = _AsyncListener(async_handler, self.store, limit=buffer, log=self._log)
+            self._async.append(listener)
+            for obj in self.store.list():
+                listener.push("add", None, obj)
+            if self._running:
+                self._start_listener(listener)
+            return
+        sync_handler = cast(EventHandler, handler)
+        self._handlers.append(sync_handler)
         for obj in self.store.list():
-            self._call(handler.on_add, obj)
+            self._call(sync_handler.on_add, obj)
+
+    def _start_listener(self, listener: _AsyncListener) -> None:
+        task = asyncio.create_task(listener.run())
+        self._listener_tasks.add(task)
+        task.add_done_callback(self._listener_tasks.discard)
 
     async def run(self) -> None:
         """List and watch until cancelled (each namespace scope in its own loop)."""
         if self._running:
             raise RuntimeError(f"informer for {self.kind} is already running")
         self._running = True
+        for listener in self._async:
+            self._start_listener(listener)
         tasks = [asyncio.create_task(self._reflect(ns)) for ns in self.namespaces]
         if self.resync_period:
             tasks.append(asyncio.create_task(self._resync(self.resync_period)))
         try:
             await asyncio.gather(*tasks)
         finally:
+            tasks.extend(self._listener_tasks)
             for task in tasks:
                 task.cancel()
             await asyncio.gather(*tasks, return_exceptions=True)
@@ -181,14 +223,20 @@ class Informer:
     def _added(self, obj: RawObject) -> None:
         for h in self._handlers:
             self._call(h.on_add, obj)
+        for listener in self._async:
+            listener.push("add", None, obj)
 
     def _updated(self, old: RawObject, new: RawObject) -> None:
         for h in self._handlers:
             self._call(h.on_update, old, new)
+        for listener in self._async:
+            listener.push("update", old, new)
 
     def _deleted(self, obj: RawObject) -> None:
         for h in self._handlers:
             self._call(h.on_delete, obj)
+        for listener in self._async:
+            listener.push("delete", None, obj)
 
     def _prepare(self, obj: dict[str, Any]) -> RawObject:
         obj.setdefault("apiVersion", self.kind.api_version)
@@ -351,3 +399,84 @@ class Informer:
             await self.clock.sleep(period)
             for obj in self.store.list():
                 self._updated(obj, obj)
+
+
+Op = Literal["add", "update", "delete"]
+
+
+def _rv(obj: RawObject) -> str | None:
+    return obj.get("metadata", {}).get("resourceVersion")
+
+
+class _AsyncListener:
+    """Feeds one async handler, in order, from a bounded buffer drained by its own task.
+
+    `told` maps each key to the object last delivered. When the buffer overflows, the backlog
+    is dropped and, once the handler is free, replaced by the diff between `told` and the
+    store (adds, updates, deletes): level-triggered catch-up, no event is needed twice.
+    """
+
+    def __init__(self, handler: AsyncEventHandler, store: Store, *, limit: int,
+                 log: Any) -> None:
+        self.handler = handler
+        self.store = store
+        self.limit = max(1, limit)
+        self.pending: deque[tuple[Op, RawObject | None, RawObject]] = deque()
+        self.told: dict[str, RawObject] = {}
+        self.overflow = False
+        self.wakeup = asyncio.Event()
+        self.log = log
+
+    def push(self, op: Op, old: RawObject | None, new: RawObject) -> None:
+        if not self.overflow:
+            if len(self.pending) < self.limit:
+                self.pending.append((op, old, new))
+            else:
+                self.pending.clear()
+                self.overflow = True
+                self.log.warning("slow event handler fell behind; will catch up from the store",
+                                 handler=type(self.handler).__qualname__, buffer=self.limit)
+        self.wakeup.set()
+
+    async def run(self) -> None:
+        while True:
+            if self.overflow:
+                self.overflow = False
+                for op, old, new in self._catch_up():
+                    await self._deliver(op, old, new)
+            elif self.pending:
+                op, old, new = self.pending.popleft()
+                await self._deliver(op, old, new)
+            else:
+                self.wakeup.clear()
+                await self.wakeup.wait()
+
+    def _catch_up(self) -> list[tuple[Op, RawObject | None, RawObject]]:
+        ops: list[tuple[Op, RawObject | None, RawObject]] = []
+        for key, old in self.told.items():
+            if key not in self.store:
+                ops.append(("delete", None, old))
+        for obj in self.store.list():
+            prev = self.told.get(object_key(obj))
+            if prev is None:
+                ops.append(("add", None, obj))
+            elif _rv(prev) != _rv(obj):
+                ops.append(("update", prev, obj))
+        return ops
+
+    async def _deliver(self, op: Op, old: RawObject | None, new: RawObject) -> None:
+        key = object_key(new)
+        try:
+            if op == "add":
+                await self.handler.on_add(new)
+            elif op == "update":
+                await self.handler.on_update(old if old is not None else new, new)
+            else:
+                await self.handler.on_delete(new)
+        except Exception as exc:
+            self.log.error("event handler failed", handler=type(self.handler).__qualname__,
+                           error=repr(exc))
+        if op == "delete":
+            self.told.pop(key, None)
+        else:
+            self.told[key] = new

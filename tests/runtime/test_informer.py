@@ -240,6 +240,80 @@ async def test_raising_handler_never_breaks_stream_and_late_handler_gets_replay(
     assert sorted(late.events) == [("add", "a", "101"), ("add", "b", "102")]
 
 
+class SlowHandler:
+    """An async handler that blocks until released; keeps its own view of the objects."""
+
+    def __init__(self) -> None:
+        self.gate = asyncio.Event()
+        self.view: dict[str, str] = {}
+        self.ops: list[tuple[str, str]] = []
+
+    async def _step(self, op: str, obj: RawObject) -> None:
+        await self.gate.wait()
+        meta = obj["metadata"]
+        self.ops.append((op, meta["name"]))
+        if op == "delete":
+            self.view.pop(meta["name"], None)
+        else:
+            self.view[meta["name"]] = meta["resourceVersion"]
+
+    async def on_add(self, obj: RawObject) -> None:
+        await self._step("add", obj)
+
+    async def on_update(self, old: RawObject, new: RawObject) -> None:
+        await self._step("update", new)
+
+    async def on_delete(self, obj: RawObject) -> None:
+        await self._step("delete", obj)
+
+
+def store_view(inf: Informer) -> dict[str, str]:
+    return {o["metadata"]["name"]: o["metadata"]["resourceVersion"] for o in inf.store.list()}
+
+
+async def test_slow_async_handler_blocks_neither_stream_nor_others(env: Any) -> None:
+    src, clock, tasks = env
+    src.put("a")
+    inf = make(src, clock)
+    slow, rec = SlowHandler(), Recorder()
+    inf.add_handler(slow)
+    inf.add_handler(rec)
+    start(inf, tasks)
+    await inf.wait_for_sync()
+    await clock.settle()
+    src.send("ADDED", src.put("b"))
+    src.send("MODIFIED", src.put("a", k="v"))
+    src.send("DELETED", src.remove("b"))
+    await clock.settle()
+    assert [(op, n) for op, n, _ in rec.events] == [("add", "a"), ("add", "b"), ("update", "a"),
+                                                    ("delete", "b")]
+    assert store_view(inf) == {"a": "103"} and slow.ops == []
+    slow.gate.set()
+    await clock.settle()
+    assert slow.ops == [("add", "a"), ("add", "b"), ("update", "a"), ("delete", "b")]
+    assert slow.view == store_view(inf)
+
+
+async def test_overflowing_async_handler_catches_up_from_the_store(env: Any) -> None:
+    src, clock, tasks = env
+    src.put("a")
+    src.put("b")
+    inf = make(src, clock)
+    slow = SlowHandler()
+    inf.add_handler(slow, buffer=2)
+    start(inf, tasks)
+    await inf.wait_for_sync()
+    await clock.settle()
+    src.send("ADDED", src.put("c"))
+    src.send("MODIFIED", src.put("a", k="v"))
+    src.send("DELETED", src.remove("b"))
+    src.send("ADDED", src.put("d"))
+    await clock.settle()
+    slow.gate.set()
+    await clock.settle()
+    assert slow.view == store_view(inf) == {"a": "104", "c": "103", "d": "106"}
+
+
 async def test_resync_redelivers_updates(env: Any) -> None:
     src, clock, tasks = env
     src.put("a")
@@ -491,6 +565,25 @@ async def test_server_raising_handler_never_breaks_the_stream(kube: Any, running
     await eventually(lambda: len(rec.events) == 6, timeout=10)
     assert calls == 6
     assert cache_state(inf) == await server_state(c)
+
+
+async def test_server_slow_async_handler_never_blocks_the_stream(kube: Any,
+                                                                  running: Any) -> None:
+    _, c = kube
+    inf = Informer(c, CONFIGMAP, clock=RealClock(), backoff=FAST)
+    slow = SlowHandler()
+    inf.add_handler(slow)
+    running(inf)
+    await asyncio.wait_for(inf.wait_for_sync(), 10)
+    for i in range(20):
+        await c.create(CONFIGMAP, cm(f"s{i}"))
+    await c.delete(CONFIGMAP, "s3")
+    want = await server_state(c)
+    await eventually(lambda: cache_state(inf) == want, timeout=10)
+    assert slow.ops == []  # still stuck on its first event, the stream went on
+    slow.gate.set()
+    await eventually(lambda: slow.view == store_view(inf), timeout=10)
+    assert slow.ops[-1] == ("delete", "s3")
 
 
 class StallingClient(Client):
