@@ -135,13 +135,37 @@ def test_int_or_string_and_preserve_unknown_need_no_type() -> None:
     assert validate_crd(crd) == []
 
 
-def test_int_or_string_must_not_also_declare_a_type() -> None:
+def test_extension_and_nested_invariants() -> None:
     crd = crdkind_crd()
     props = crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]
-    props["spec"]["properties"]["port"] = {"type": "string", "x-kubernetes-int-or-string": True}
-    p = "spec.versions[0].schema.openAPIV3Schema.properties[spec].properties[port].type"
+    props["spec"]["properties"].update({
+        "port": {"x-kubernetes-int-or-string": True,
+                 "x-kubernetes-preserve-unknown-fields": True},
+        "any": {"type": "string", "anyOf": [{"type": "string", "pattern": "^a"},
+                                            {"enum": ["b"]}]},
+        "tpl": {"type": "string", "x-kubernetes-embedded-resource": True,
+                "x-kubernetes-preserve-unknown-fields": True},
+        "ports": {"type": "array", "x-kubernetes-list-type": "map",
+                  "items": {"type": "object", "properties": {"name": {"type": "string"}}}},
+    })
+    p = "spec.versions[0].schema.openAPIV3Schema.properties[spec].properties"
     assert _fields(crd) == {
-        p: 'Invalid value: "string": must be empty if x-kubernetes-int-or-string is true'}
+        f"{p}[port].x-kubernetes-preserve-unknown-fields":
+            "Invalid value: true: must be false if x-kubernetes-int-or-string is true",
+        f"{p}[any].anyOf[0].type": "Forbidden: must be empty to be structural",
+        f"{p}[tpl].type":
+            'Invalid value: "string": must be object if x-kubernetes-embedded-resource is true',
+        f"{p}[ports].x-kubernetes-list-map-keys":
+            "Required value: must not be empty if x-kubernetes-list-type is map",
+    }
+    crd = crdkind_crd()
+    schema = crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]
+    schema["additionalProperties"] = {"type": "string"}
+    schema["properties"]["kind"] = {"type": "integer"}
+    root = "spec.versions[0].schema.openAPIV3Schema"
+    fields = _fields(crd)
+    assert fields[f"{root}.additionalProperties"] == "Forbidden: must not be used at the root"
+    assert fields[f"{root}.properties[kind].type"] == 'Invalid value: "integer": must be string'
 
 
 def test_printer_columns_and_scale_paths_checked() -> None:
