@@ -81,8 +81,9 @@ class Writer:
         meta = _meta(obj)
         namespace = self._namespace_for(rt, meta, namespace)
         if meta.get("resourceVersion"):
-            raise ApiError(status_body(
-                500, "resourceVersion should not be set on objects to be created", reason=""))
+            body = status_body(500, "resourceVersion should not be set on objects to be created")
+            body["reason"] = ""
+            raise ApiError(body)
         if not meta.get("name") and not meta.get("generateName"):
             raise errors.invalid(rt, "", [errors.cause(
                 "metadata.name", "FieldValueRequired",

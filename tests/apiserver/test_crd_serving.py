@@ -154,3 +154,33 @@ async def test_crd_deletion_removes_objects_and_types(
         assert r.status == 201
     async with http.get(server.url + WIDGETS) as r:
         assert (await _json(r))["items"] == []
+
+
+async def test_unknown_fields_strict_and_warn(srv: Srv) -> None:
+    server, http = srv
+    body = widget("w1")
+    body["spec"]["foo"] = 1
+    async with http.post(server.url + WIDGETS + "?fieldValidation=Strict", json=body) as r:
+        assert r.status == 400
+        assert 'unknown field "spec.foo"' in (await _json(r))["message"]
+    async with http.post(server.url + WIDGETS, json=body) as r:
+        assert r.status == 201
+        assert r.headers.getall("Warning") == ['299 - "unknown field \\"spec.foo\\""']
+        assert (await _json(r))["spec"] == {"size": 1}
+    async with http.post(server.url + WIDGETS, json=widget("w2", size=50)) as r:
+        assert r.status == 422
+        causes = (await _json(r))["details"]["causes"]
+    assert causes[0]["field"] == "spec.size"
+
+
+async def test_conflicting_names_are_not_served(srv: Srv) -> None:
+    server, http = srv
+    spec = {**WIDGET_CRD["spec"], "names": {"plural": "gadgets", "kind": "Widget"}}
+    crd = {**WIDGET_CRD, "metadata": {"name": "gadgets.example.com"}, "spec": spec}
+    async with http.post(server.url + CRDS, json=crd) as r:
+        assert r.status == 201
+        conditions = {c["type"]: c for c in (await _json(r))["status"]["conditions"]}
+    assert conditions["NamesAccepted"]["status"] == "False"
+    assert conditions["NamesAccepted"]["reason"] == "KindConflict"
+    async with http.get(server.url + "/apis/example.com/v1/namespaces/default/gadgets") as r:
+        assert r.status == 404
