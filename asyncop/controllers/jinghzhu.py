@@ -63,10 +63,10 @@ RBAC_RULES: tuple[PolicyRule, ...] = (
 )
 
 
-def _age_key(pod: RawObject) -> tuple[str, int, str]:
+def _age_key(pod: RawObject) -> tuple[str, str]:
+    """Creation time, then name: a total order (timestamps have one-second resolution)."""
     meta = pod["metadata"]
-    rv = meta.get("resourceVersion") or "0"
-    return (meta.get("creationTimestamp") or "", int(rv) if rv.isdigit() else 0, meta["name"])
+    return (meta.get("creationTimestamp") or "", meta["name"])
 
 
 class JinghzhuReconciler:
