@@ -17,6 +17,7 @@ Invariants:
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from asyncop.api.status import StatusCause
@@ -167,9 +168,14 @@ def _validate_enum(out: list[StatusCause], value: Any, schema: Schema, path: str
     enum = schema.get("enum")
     if not enum or any(json_equal(value, e) for e in enum):
         return
-    supported = ", ".join(go_value(e) for e in enum)
+    # kube lists strings as they are and other values as JSON, all Go-quoted
+    supported = ", ".join(quote(e if isinstance(e, str) else _json(e)) for e in enum)
     message = f"Unsupported value: {go_value(value)}: supported values: {supported}"
     out.append(_cause("FieldValueNotSupported", message, path))
+
+
+def _json(value: Any) -> str:
+    return json.dumps(value, separators=(",", ":"))
 
 
 def _validate_string(out: list[StatusCause], value: str, schema: Schema, path: str) -> None:
@@ -251,12 +257,14 @@ def _validate_object(
     out: list[StatusCause], value: dict[str, Any], schema: Schema, path: str
 ) -> None:
     n = len(value)
-    if "maxProperties" in schema and n > int(schema["maxProperties"]):
-        message = f"Too many: {n}: must have at most {int(schema['maxProperties'])} items"
-        out.append(_cause("FieldValueTooMany", message, path))
     if "minProperties" in schema and n < int(schema["minProperties"]):
         detail = f"{path} in body should have at least {int(schema['minProperties'])} properties"
         _invalid(out, path, value, detail)
+        return  # kube-openapi stops at a property-count failure
+    if "maxProperties" in schema and n > int(schema["maxProperties"]):
+        message = f"Too many: {n}: must have at most {int(schema['maxProperties'])} items"
+        out.append(_cause("FieldValueTooMany", message, path))
+        return
     for name in schema.get("required") or []:
         if name not in value:
             out.append(_cause("FieldValueRequired", "Required value", child(path, name)))

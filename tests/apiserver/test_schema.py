@@ -229,3 +229,16 @@ def test_patterns_are_unanchored_and_ascii_like_re2() -> None:
     assert validate(_cr({"digits": "123", "loose": "my-mysql-db"}), schema) == []
     causes = validate(_cr({"digits": "\u0661\u0662"}), schema)
     assert [c["field"] for c in causes] == ["spec.digits"]
+
+
+def test_enum_of_numbers_lists_json_values_and_property_counts() -> None:
+    schema = {"type": "object", "properties": {"spec": {"type": "object", "properties": {
+        "level": {"type": "integer", "enum": [1, 2]},
+        "tags": {"type": "object", "maxProperties": 1,
+                 "additionalProperties": {"type": "string"}},
+    }}}}
+    causes = validate(_cr({"level": 3, "tags": {"a": "x", "b": 5}}), schema)
+    assert [(c["field"], c["message"]) for c in causes] == [
+        ("spec.level", 'Unsupported value: 3: supported values: "1", "2"'),
+        ("spec.tags", "Too many: 2: must have at most 1 items"),
+    ]
