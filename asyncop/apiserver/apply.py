@@ -21,25 +21,16 @@ generation/creationTimestamp/managedFields…) are never owned.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from dataclasses import dataclass
-from typing import Any, Final
+from dataclasses import dataclass, field
+from typing import Any
 
 import orjson
 
-from asyncop.apiserver.mergeschema import Node, schema_for
+from asyncop.apiserver import fieldset
+from asyncop.apiserver.fieldset import MISSING, PRESENT, Path
 from asyncop.apiserver.patch import PatchError, strategic_merge_patch
 
 __all__ = ["ApplyConflict", "FieldConflict", "record_update", "server_side_apply"]
-
-Path = tuple[str, ...]
-
-_PRESENT: Final = object()  # value of a list item / set member path: presence only
-_MISSING: Final = object()
-_UNOWNED_META: Final = frozenset({
-    "name", "namespace", "uid", "resourceVersion", "generation", "creationTimestamp",
-    "managedFields", "selfLink", "deletionTimestamp", "deletionGracePeriodSeconds",
-})
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,113 +68,16 @@ class ApplyConflict(Exception):
         super().__init__(self.message)
 
 
-# ---------------------------------------------------------------- field sets
-
-
-def _json(value: Any) -> str:
-    return orjson.dumps(value, option=orjson.OPT_SORT_KEYS).decode()
-
-
-def _walk(value: Any, node: Node | None, prefix: Path, out: dict[Path, Any]) -> None:
-    if isinstance(value, dict) and value:
-        for key, child in value.items():
-            _walk(child, node.child(key) if node else None, (*prefix, f"f:{key}"), out)
-        return
-    if isinstance(value, list) and value and node is not None:
-        key = node.key
-        if key is not None and all(isinstance(i, dict) and key in i for i in value):
-            for item in value:
-                item_path = (*prefix, "k:" + _json({key: item[key]}))
-                out[item_path] = _PRESENT
-                for name, child in item.items():
-                    _walk(child, node.child(name), (*item_path, f"f:{name}"), out)
-            return
-        if node.set_list:
-            for item in value:
-                out[(*prefix, "v:" + _json(item))] = _PRESENT
-            return
-    out[prefix] = value
-
-
-def _leaves(obj: dict[str, Any] | None, kind: str) -> dict[Path, Any]:
-    """Every owned-able path of `obj` with its value (`_PRESENT` for list items)."""
-    out: dict[Path, Any] = {}
-    if not obj:
-        return out
-    schema = schema_for(kind)
-    for key, value in obj.items():
-        if key in ("apiVersion", "kind"):
-            continue
-        if key == "metadata" and isinstance(value, dict):
-            meta = {k: v for k, v in value.items() if k not in _UNOWNED_META}
-            if meta:
-                _walk(meta, schema.child("metadata"), ("f:metadata",), out)
-            continue
-        _walk(value, schema.child(key), (f"f:{key}",), out)
-    return out
-
-
-def _paths_of(tree: Any, prefix: Path = ()) -> set[Path]:
-    out: set[Path] = set()
-    if not isinstance(tree, dict):
-        return out
-    for key, sub in tree.items():
-        if key == ".":
-            out.add(prefix)
-        elif isinstance(sub, dict) and sub:
-            out |= _paths_of(sub, (*prefix, key))
-        else:
-            out.add((*prefix, key))
-    return out
-
-
-def _tree_of(paths: Iterable[Path]) -> dict[str, Any]:
-    tree: dict[str, Any] = {}
-    wanted = set(paths)
-    for path in sorted(wanted):
-        node = tree
-        for element in path:
-            node = node.setdefault(element, {})
-    for path in wanted:
-        node = tree
-        for element in path:
-            node = node[element]
-        if node:
-            node["."] = {}
-    return _sorted_tree(tree)
-
-
-def _sorted_tree(tree: dict[str, Any]) -> dict[str, Any]:
-    return {k: _sorted_tree(tree[k]) for k in sorted(tree)}
-
-
-def _readable(path: Path) -> str:
-    out = []
-    for element in path:
-        prefix, rest = element[:2], element[2:]
-        if prefix == "f:":
-            out.append(f".{rest}")
-        elif prefix == "k:":
-            fields = orjson.loads(rest)
-            out.append("[" + ",".join(f"{k}={_json(v)}" for k, v in fields.items()) + "]")
-        else:
-            out.append(f"[={rest}]")
-    return "".join(out)
-
-
-def _equal(a: Any, b: Any) -> bool:
-    if a is _PRESENT or b is _PRESENT or a is _MISSING or b is _MISSING:
-        return a is b
-    return _json(a) == _json(b)
-
-
 # ---------------------------------------------------------------- managedFields entries
 
 
 @dataclass(slots=True)
 class _Entry:
+    """One managedFields entry; `dirty` once its paths changed (else `raw` is kept as is)."""
+
     raw: dict[str, Any]
     paths: set[Path]
+    dirty: bool = field(default=False)
 
     @property
     def ident(self) -> tuple[str, str, str]:
@@ -196,7 +90,7 @@ def _entries(obj: dict[str, Any] | None) -> list[_Entry]:
         return []
     raw = (obj.get("metadata") or {}).get("managedFields") or []
     return [
-        _Entry(dict(e), _paths_of(e.get("fieldsV1")))
+        _Entry(dict(e), fieldset.paths_of(e.get("fieldsV1")))
         for e in raw
         if isinstance(e, dict)
     ]
@@ -207,9 +101,12 @@ def _render(entries: list[_Entry]) -> list[dict[str, Any]]:
     for entry in entries:
         if not entry.paths:
             continue
+        if not entry.dirty:
+            out.append(entry.raw)
+            continue
         raw = dict(entry.raw)
         raw["fieldsType"] = "FieldsV1"
-        raw["fieldsV1"] = _tree_of(entry.paths)
+        raw["fieldsV1"] = fieldset.tree_of(entry.paths)
         out.append(raw)
     return out
 
@@ -223,45 +120,10 @@ def _new_entry(
     }
     if subresource:
         raw["subresource"] = subresource
-    return _Entry(raw, set())
+    return _Entry(raw, set(), dirty=True)
 
 
-# ---------------------------------------------------------------- removal
-
-
-def _remove_path(obj: Any, path: Path) -> None:
-    parents: list[tuple[Any, Any]] = []
-    node = obj
-    for element in path:
-        prefix, rest = element[:2], element[2:]
-        if prefix == "f:" and isinstance(node, dict) and rest in node:
-            parents.append((node, rest))
-            node = node[rest]
-        elif prefix == "k:" and isinstance(node, list):
-            fields = orjson.loads(rest)
-            idx = next((i for i, item in enumerate(node) if isinstance(item, dict)
-                        and all(_equal(item.get(k), v) for k, v in fields.items())), None)
-            if idx is None:
-                return
-            parents.append((node, idx))
-            node = node[idx]
-        elif prefix == "v:" and isinstance(node, list):
-            member = orjson.loads(rest)
-            idx = next((i for i, item in enumerate(node) if _equal(item, member)), None)
-            if idx is None:
-                return
-            parents.append((node, idx))
-            node = node[idx]
-        else:
-            return
-    if not parents:
-        return
-    container, key = parents.pop()
-    del container[key]
-    # prune containers this removal emptied (never the object's top-level fields)
-    while len(parents) > 1 and not container:
-        container, key = parents.pop()
-        del container[key]
+# ---------------------------------------------------------------- apply
 
 
 def _strip_nulls(value: Any) -> Any:
@@ -312,29 +174,31 @@ def server_side_apply(
     entries = _entries(live)
     own = next((e for e in entries if e.ident == ident), None)
     others = [e for e in entries if e is not own]
-    new_leaves = _leaves(config, kind)
-    live_leaves = _leaves(live, kind)
+    new_leaves = fieldset.leaves(config, kind)
+    live_leaves = fieldset.leaves(live, kind)
 
     conflicts: list[tuple[_Entry, Path]] = []
     for path, value in new_leaves.items():
-        if value is _PRESENT or _equal(live_leaves.get(path, _MISSING), value):
+        if value is PRESENT or fieldset.equal(live_leaves.get(path, MISSING), value):
             continue
         conflicts += [(e, path) for e in others if path in e.paths]
     if conflicts and not force:
         raise ApplyConflict([
-            FieldConflict(e.raw.get("manager", ""), e.raw.get("apiVersion", ""), _readable(p))
+            FieldConflict(e.raw.get("manager", ""), e.raw.get("apiVersion", ""),
+                          fieldset.readable(p))
             for e, p in sorted(conflicts, key=lambda c: (c[0].ident, c[1]))
         ])
     for entry, path in conflicts:
         entry.paths.discard(path)
+        entry.dirty = True
 
     base: dict[str, Any] = _without_managed(live) if live is not None else {}
     base = orjson.loads(orjson.dumps(base))
     if own is not None:
         kept = set(new_leaves).union(*(e.paths for e in others))
         for path in sorted(own.paths - set(new_leaves), key=len):
-            if not any(k[: len(path)] == path for k in kept):
-                _remove_path(base, path)
+            if not fieldset.covers(path, kept):
+                fieldset.remove_path(base, path)
     result = strategic_merge_patch(base, config, kind=kind) if live is not None else config
 
     new_paths = set(new_leaves)
@@ -357,6 +221,7 @@ def server_side_apply(
     own.raw["time"] = now
     own.raw["apiVersion"] = api_version
     own.paths = new_paths
+    own.dirty = True
     managed = _render(entries)
     if managed:
         result.setdefault("metadata", {})["managedFields"] = managed
@@ -378,18 +243,24 @@ def record_update(
     changed or removed. A write that changes nothing leaves managedFields as they were.
     """
     kind = str(new.get("kind") or (old or {}).get("kind") or "")
+    meta = new.setdefault("metadata", {})
+    changed, removed = fieldset.diff(old, new, kind)
+    if not changed and not removed:
+        previous = ((old or {}).get("metadata") or {}).get("managedFields")
+        if previous:
+            meta["managedFields"] = previous
+        else:
+            meta.pop("managedFields", None)
+        return
     entries = _entries(old)
-    old_leaves = _leaves(old, kind)
-    new_leaves = _leaves(new, kind)
-    changed = {p for p, v in new_leaves.items() if not _equal(old_leaves.get(p, _MISSING), v)}
-    removed = set(old_leaves) - set(new_leaves)
     ident = (manager, operation, subresource)
     for entry in entries:
+        before = len(entry.paths)
         if entry.ident != ident:
-            entry.paths -= changed
-        entry.paths = {
-            p for p in entry.paths if not any(p[: len(r)] == r for r in removed)
-        }
+            entry.paths.difference_update(changed)
+        if removed:
+            entry.paths = {p for p in entry.paths if not _under_any(p, removed)}
+        entry.dirty = entry.dirty or len(entry.paths) != before
     if changed:
         own = next((e for e in entries if e.ident == ident), None)
         if own is None:
@@ -399,10 +270,14 @@ def record_update(
             entries.append(own)
         own.raw["time"] = now
         own.raw["apiVersion"] = str(new.get("apiVersion", own.raw.get("apiVersion", "")))
-        own.paths |= changed
-    meta = new.setdefault("metadata", {})
+        own.paths.update(changed)
+        own.dirty = True
     managed = _render(entries)
     if managed:
         meta["managedFields"] = managed
     else:
         meta.pop("managedFields", None)
+
+
+def _under_any(path: Path, roots: set[Path]) -> bool:
+    return any(path[:i] in roots for i in range(1, len(path) + 1))
