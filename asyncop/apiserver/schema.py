@@ -231,7 +231,7 @@ def _validate_array(out: list[StatusCause], value: list[Any], schema: Schema, pa
         out.append(_cause("FieldValueTooMany", message, path))
     if "minItems" in schema and n < int(schema["minItems"]):
         detail = f"{path} in body should have at least {int(schema['minItems'])} items"
-        _invalid(out, path, value, detail)
+        _invalid(out, path, n, detail)  # kube reports the item count as the value
     if schema.get("uniqueItems") is True or schema.get("x-kubernetes-list-type") == "set":
         for i, item in enumerate(value):
             if any(json_equal(item, prev) for prev in value[:i]):
@@ -259,7 +259,7 @@ def _validate_object(
     n = len(value)
     if "minProperties" in schema and n < int(schema["minProperties"]):
         detail = f"{path} in body should have at least {int(schema['minProperties'])} properties"
-        _invalid(out, path, value, detail)
+        _invalid(out, path, n, detail)
         return  # kube-openapi stops at a property-count failure
     if "maxProperties" in schema and n > int(schema["maxProperties"]):
         message = f"Too many: {n}: must have at most {int(schema['maxProperties'])} items"

@@ -124,7 +124,7 @@ def test_integer_accepts_whole_floats_but_not_bools() -> None:
         ({"at": "xyz"}, "spec.at",
          'Invalid value: "xyz": spec.at in body must be of type date-time: "xyz"'),
         ({"tags": []}, "spec.tags",
-         "Invalid value: []: spec.tags in body should have at least 1 items"),
+         "Invalid value: 0: spec.tags in body should have at least 1 items"),
         ({"tags": ["a", "b", "c", "d", "e"]}, "spec.tags",
          "Too many: 5: must have at most 3 items"),
         ({"tags": ["a", 1]}, "spec.tags[1]",
