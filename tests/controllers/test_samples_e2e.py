@@ -1,0 +1,108 @@
+"""crds/ and samples/ through real clients: kubectl applies them unchanged, and every bundled
+controller (from the registry) drives every sample to its end state."""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from ctlenv import NS, Cluster
+
+from asyncop.api import RawObject
+from asyncop.api.kinds import DEPLOYMENT, POD, SERVICE
+from asyncop.apiserver import ApiServer
+from asyncop.controllers.kinds import AT, CRDKIND, FOO, JINGHZHU, NETWORK
+from asyncop.controllers.registry import CONTROLLERS
+from asyncop.runtime.manager import Manager
+from asyncop.testing import FakeClock
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+async def _kubectl(kubeconfig: Path, cache: Path, *args: str) -> tuple[int, str]:
+    proc = await asyncio.create_subprocess_exec(
+        "kubectl", "--kubeconfig", str(kubeconfig), "--cache-dir", str(cache), *args,
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
+    )
+    out, _ = await proc.communicate()
+    return proc.returncode or 0, out.decode()
+
+
+@pytest.mark.skipif(shutil.which("kubectl") is None, reason="kubectl not installed")
+async def test_kubectl_applies_crds_and_samples_unchanged(tmp_path: Path) -> None:
+    async with ApiServer(simulators=False) as server:
+        kubeconfig = server.write_kubeconfig(tmp_path / "kubeconfig")
+        cache = tmp_path / "kube-cache"
+        code, out = await _kubectl(kubeconfig, cache, "apply", "-f", str(ROOT / "crds"))
+        assert code == 0, out
+        code, out = await _kubectl(kubeconfig, cache, "apply", "-f", str(ROOT / "samples"))
+        assert code == 0, out
+        assert "at.cnat.programming-kubernetes.info/example-at created" in out
+        assert "crdkind.iksoon.test.com/iksoon-crd-test created" in out
+
+        code, out = await _kubectl(kubeconfig, cache, "get", "ats")
+        assert code == 0, out
+        header = out.splitlines()[0].split()
+        assert header == ["NAME", "SCHEDULE", "COMMAND", "PHASE", "AGE"]
+        assert "2019-04-12T10:12:00Z" in out and "echo YAY" in out
+
+        code, out = await _kubectl(kubeconfig, cache, "get", "crdshort", "-o", "wide")
+        assert code == 0, out
+        assert out.splitlines()[0].split()[:3] == ["NAME", "DBORWAS", "REPLICAS"]
+        code, out = await _kubectl(kubeconfig, cache, "get", "jh")
+        assert code == 0 and "jinghzhu-example" in out, out
+
+        bad = tmp_path / "bad.yaml"
+        bad.write_text(yaml.safe_dump({
+            "apiVersion": "iksoon.test.com/v1", "kind": "CrdKind",
+            "metadata": {"name": "bad"}, "spec": {"choice": "oracle", "replicas": 11},
+        }))
+        code, out = await _kubectl(kubeconfig, cache, "apply", "-f", str(bad))
+        assert code != 0
+        assert "spec.choice" in out and "spec.replicas" in out
+
+
+def _samples() -> list[RawObject]:
+    docs: list[RawObject] = []
+    for path in sorted(ROOT.glob("samples/*.yaml")):
+        docs.extend(d for d in yaml.safe_load_all(path.read_text()) if d)
+    return docs
+
+
+def _phase(obj: RawObject) -> Any:
+    return (obj.get("status") or {}).get("phase")
+
+
+async def test_every_controller_drives_every_sample(cluster: Cluster, clock: FakeClock) -> None:
+    kinds = {k.kind: k for k in (AT, FOO, NETWORK, CRDKIND, JINGHZHU)}
+    mgr = Manager(client=cluster.client, clock=clock)
+    for factory in CONTROLLERS.values():
+        mgr.add(factory(mgr, workers=2))
+    async with mgr:
+        for doc in _samples():
+            await cluster.client.create(kinds[doc["kind"]], doc, namespace=NS)
+        await cluster.wait(AT, "example-at", lambda o: _phase(o) == "RUNNING")
+        await clock.advance(1)
+        at = await cluster.wait(AT, "example-at", lambda o: _phase(o) == "DONE")
+        assert at["status"]["result"] == "Succeeded"
+        later = await cluster.wait(AT, "example-at-later", lambda o: _phase(o) == "PENDING")
+        assert "2099-01-01T08:00:00Z" in later["status"]["message"]
+        await cluster.wait(FOO, "example-foo",
+                           lambda o: (o.get("status") or {}).get("availableReplicas") == 1)
+        for name in ("example-network", "example-network-v6"):
+            net = await cluster.wait(NETWORK, name, lambda o: (o.get("status") or {}).get(
+                "conditions"))
+            assert net["status"]["conditions"][0]["status"] == "True"
+        await cluster.wait(CRDKIND, "iksoon-crd-test",
+                           lambda o: (o.get("status") or {}).get("readyReplicas") == 1)
+        await cluster.wait(SERVICE, "iksoon-crd-test-mysql", lambda s: True)
+        await cluster.wait(JINGHZHU, "jinghzhu-example",
+                           lambda o: (o.get("status") or {}).get("state") == "Running")
+        pods = await cluster.items(POD)
+        workers = [p for p in pods if p["metadata"]["name"].startswith("jinghzhu-example-")]
+        assert len(workers) == 2
+        assert await cluster.get(DEPLOYMENT, "example-foo") is not None
