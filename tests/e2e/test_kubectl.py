@@ -184,6 +184,23 @@ async def test_schema_invalid_objects_are_rejected_with_the_field(kubectl: Kubec
     assert lax.rc == 0, lax.err
     out = await k.ok("get", "crdshort", "u", "-o", "jsonpath={.spec}")
     assert "colour" not in out and '"replicas":1' in out.replace(" ", "")
+    warn = await k("apply", "--validate=warn", "-f", k.write("warn.yaml", _cr("w")
+                                                             + "  colour: red\n"))
+    assert warn.rc == 0 and 'Warning: unknown field "spec.colour"' in warn.err
+
+
+async def test_crd_update_changes_printer_columns(kubectl: Kubectl) -> None:
+    k = kubectl
+    await _install_crd(k)
+    await k.ok("apply", "-f", k.write("a.yaml", _cr("first", replicas=4)))
+    counted = CRD.replace("    - name: Age\n", "    - name: Count\n      type: integer\n"
+                                                 "      jsonPath: .spec.replicas\n"
+                                                 "    - name: Age\n")
+    out = await k.ok("apply", "-f", k.write("crd2.yaml", counted))
+    assert "configured" in out
+    out = await k.ok("get", "crdplural")
+    assert out.splitlines()[0].split() == ["NAME", "DBORWAS", "COUNT", "AGE"]
+    assert _row(out, "first")[1:3] == ["mysql", "4"]
 
 
 async def test_watch_streams_new_rows(kubectl: Kubectl) -> None:
