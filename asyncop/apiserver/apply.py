@@ -21,6 +21,7 @@ generation/creationTimestamp/managedFields…) are never owned.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -150,8 +151,14 @@ def server_side_apply(
     force: bool,
     now: str,
     operation_subresource: str = "",
+    ignore_fields: Iterable[str] = (),
 ) -> dict[str, Any]:
     """Merge the applied configuration into `live` (None: create) and return the new object.
+
+    `operation_subresource="status"` applies only `.status` (the rest of the configuration is
+    ignored, as the real server resets it). `ignore_fields` are top-level fields the endpoint
+    resets and that are therefore neither merged nor owned: pass `("status",)` for the main
+    resource of a kind with a status subresource.
 
     Raises `ApplyConflict` (force=False and another manager owns a field being changed) or
     `PatchError` (malformed configuration: not an object, no apiVersion/kind/metadata.name).
@@ -168,6 +175,13 @@ def server_side_apply(
         raise PatchError("fieldManager: Required value: is required for apply patch")
     config: dict[str, Any] = _strip_nulls(applied)
     config["metadata"].pop("managedFields", None)
+    if operation_subresource == "status":
+        identity = {k: v for k, v in config["metadata"].items() if k in ("name", "namespace")}
+        config = {k: v for k, v in config.items() if k in ("apiVersion", "kind", "status")}
+        config["metadata"] = identity
+    for name in ignore_fields:
+        if name not in ("apiVersion", "kind", "metadata"):
+            config.pop(name, None)
     kind, api_version = str(applied["kind"]), str(applied["apiVersion"])
     ident = (manager, "Apply", operation_subresource)
 

@@ -319,3 +319,27 @@ async def test_http_update_then_apply_conflicts_with_the_updater(server: ApiServ
               for e in edited["metadata"]["managedFields"]}
     assert owners[("editor", "Update")] == {"f:data": {"f:k": {}}}
     assert ("creator", "Update") not in owners  # it owned nothing else: the entry is gone
+
+
+def test_status_is_ignored_where_the_endpoint_resets_it() -> None:
+    applied = server_side_apply(None, deployment(), manager="helm", force=False, now=T1)
+    live = copy.deepcopy(applied)
+    live["status"] = {"replicas": 2}
+    record_update(applied, live, manager="deployment-controller", now=T1, subresource="status")
+    exported = deployment(replicas=2)
+    exported["status"] = {"replicas": 0}
+    # an exported manifest (with a stale status) applied to the main resource: no conflict
+    obj = server_side_apply(live, exported, manager="exporter", force=False, now=T2,
+                            ignore_fields=("status",))
+    assert obj["status"] == {"replicas": 2}
+    assert "f:status" not in managers(obj)[("exporter", "Apply")]["fieldsV1"]
+    # applying to /status touches only the status
+    on_status = deployment(replicas=9)
+    on_status["status"] = {"observedGeneration": 1}
+    obj = server_side_apply(obj, on_status, manager="ctl", force=False, now=T3,
+                            operation_subresource="status")
+    assert obj["spec"]["replicas"] == 2
+    assert obj["status"] == {"replicas": 2, "observedGeneration": 1}
+    entry = next(e for e in obj["metadata"]["managedFields"] if e["manager"] == "ctl")
+    assert (entry["subresource"], entry["fieldsV1"]) == (
+        "status", {"f:status": {"f:observedGeneration": {}}})
