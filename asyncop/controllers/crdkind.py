@@ -10,17 +10,29 @@ Invariants:
   and Service this CrdKind controls under another name is deleted.
 - Replica drift is fixed; status reports `deployment`, `service`, `nodePort`,
   `readyReplicas`, a `Ready` condition and `observedGeneration`.
+- A Deployment or Service of a child's name that this CrdKind does not control is never
+  touched: status and a Warning Event `ErrResourceExists`; children are mapped back to
+  their CrdKind by owner and by name, so that such an object going away wakes it up.
 - A missing choice (the schema's enum and anchored pattern reject anything else) is
   reported in status and a Warning Event, and not retried until the spec changes.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 import structlog
 
-from asyncop.api import AlreadyExists, NotFound, RawObject, Request, deep_copy, owner_reference
+from asyncop.api import (
+    AlreadyExists,
+    NotFound,
+    RawObject,
+    Request,
+    controller_of,
+    deep_copy,
+    owner_reference,
+)
 from asyncop.api.kinds import DEPLOYMENT, SERVICE, Kind
 from asyncop.api.owners import is_controlled_by
 from asyncop.client import Client
@@ -36,7 +48,7 @@ from asyncop.controllers.common import (
 from asyncop.controllers.kinds import CRDKIND
 from asyncop.runtime.cache import Cache
 from asyncop.runtime.controller import Controller
-from asyncop.runtime.handlers import for_, owns
+from asyncop.runtime.handlers import for_, watches
 from asyncop.runtime.manager import Manager
 from asyncop.runtime.reconcile import Result
 from asyncop.runtime.recorder import EventRecorder
@@ -242,6 +254,22 @@ class CrdKindReconciler:
         return removed
 
 
+def children_to_crdkind(obj: RawObject) -> Iterable[Request]:
+    """Map a Deployment or Service to its controlling CrdKind, and to the CrdKind whose
+    child name (`<name>-<choice>`) it has: a foreign object blocking that name going away
+    must wake the CrdKind up."""
+    meta = obj["metadata"]
+    ns = meta.get("namespace") or ""
+    out: set[Request] = set()
+    ref = controller_of(obj)
+    if ref is not None and ref.get("kind") == CRDKIND.kind:
+        out.add(Request(ref["name"], ns))
+    owner, _, choice = meta["name"].rpartition("-")
+    if owner and choice in PORTS:
+        out.add(Request(owner, ns))
+    return out
+
+
 def crdkind_controller(
     mgr: Manager, *, workers: int = 2, images: dict[str, str] | None = None
 ) -> Controller:
@@ -249,5 +277,11 @@ def crdkind_controller(
     r = CrdKindReconciler(client=mgr.client, cache=mgr.cache, clock=mgr.clock,
                           recorder=mgr.recorder("crdkind-controller"), images=images)
     return Controller(
-        "crdkind", r, watches=[for_(CRDKIND), owns(DEPLOYMENT), owns(SERVICE)], workers=workers
+        "crdkind", r,
+        watches=[
+            for_(CRDKIND),
+            watches(DEPLOYMENT, children_to_crdkind),
+            watches(SERVICE, children_to_crdkind),
+        ],
+        workers=workers,
     )

@@ -158,19 +158,30 @@ class FooReconciler:
         }
 
 
+#: Index of Foos by the Deployment they name: `<namespace>/<spec.deploymentName>`.
+BY_DEPLOYMENT = "foo_deployment_name"
+
+
+def _index_by_deployment(foo: RawObject) -> list[str]:
+    name = (foo.get("spec") or {}).get("deploymentName")
+    ns = foo.get("metadata", {}).get("namespace") or ""
+    return [f"{ns}/{name}"] if isinstance(name, str) and name else []
+
+
 def deployment_to_foos(cache: Cache) -> Mapper:
-    """Map a Deployment to its controlling Foo and to every Foo that names it."""
+    """Map a Deployment to its controlling Foo and to every Foo that names it (indexed)."""
+    store = cache.informer(FOO).store
+    if BY_DEPLOYMENT not in store.index_names():
+        store.add_indexer(BY_DEPLOYMENT, _index_by_deployment)
 
     def mapper(dep: RawObject) -> Iterable[Request]:
         meta = dep["metadata"]
         ns = meta.get("namespace") or ""
-        out: set[Request] = set()
+        out = {Request(f["metadata"]["name"], ns)
+               for f in cache.by_index(FOO, BY_DEPLOYMENT, f"{ns}/{meta['name']}")}
         ref = controller_of(dep)
         if ref is not None and ref.get("kind") == FOO.kind:
             out.add(Request(ref["name"], ns))
-        for foo in cache.list(FOO, namespace=ns):
-            if (foo.get("spec") or {}).get("deploymentName") == meta["name"]:
-                out.add(Request(foo["metadata"]["name"], ns))
         return out
 
     return mapper

@@ -108,3 +108,24 @@ async def test_missing_choice_is_reported_and_deletion_collects_children(
         await eventually(lambda: _has(cluster, ["nochoice-tomcat"]), timeout=10)
         await cluster.client.delete(CRDKIND, "nochoice", namespace=NS)
         await eventually(lambda: _has(cluster, []), timeout=10)
+
+
+async def test_foreign_service_blocks_until_it_is_gone(cluster: Cluster) -> None:
+    foreign: RawObject = {"apiVersion": "v1", "kind": "Service",
+                          "metadata": {"name": "db-mysql", "namespace": NS},
+                          "spec": {"ports": [{"port": 1}], "selector": {"x": "y"}}}
+    await cluster.client.create(SERVICE, foreign)
+    async with cluster.manager(crdkind_controller):
+        await cluster.client.create(CRDKIND, _ck("db", {"choice": "mysql", "replicas": 1}))
+        ck = await cluster.wait(CRDKIND, "db", lambda o: "not managed" in o.get(
+            "status", {}).get("message", ""))
+        assert ck["status"]["conditions"][0]["reason"] == "ErrResourceExists"
+        await eventually(lambda: cluster.events("db", "ErrResourceExists"), timeout=10)
+        await cluster.idle("crdkind")
+        svc = await cluster.get(SERVICE, "db-mysql")
+        assert svc is not None and svc["spec"]["ports"][0]["port"] == 1
+        await cluster.client.delete(SERVICE, "db-mysql", namespace=NS)
+        svc = await cluster.wait(SERVICE, "db-mysql",
+                                 lambda s: bool(s["metadata"].get("ownerReferences")))
+        assert svc["spec"]["ports"][0]["port"] == 3306
+        await cluster.wait(CRDKIND, "db", lambda o: o["status"].get("service") == "db-mysql")
