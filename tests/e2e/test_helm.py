@@ -101,6 +101,13 @@ class Helm:
         out: list[dict[str, Any]] = await self._run("history", name)
         return out
 
+    async def rollback(self, name: str, **kw: Any) -> None:
+        await self._run("rollback", name, **kw)
+
+    async def list(self, **kw: Any) -> list[dict[str, Any]]:
+        out: list[dict[str, Any]] = await self._run("list", **kw)
+        return out
+
 
 @pytest.fixture
 async def apiserver() -> AsyncIterator[ApiServer]:
@@ -291,3 +298,21 @@ async def test_install_refuses_to_adopt_an_unowned_object(apiserver: ApiServer, 
     cm = get(apiserver, CM, "rel4-demo")
     assert cm is not None
     assert cm["data"] == {"mine": "1"}
+
+
+async def test_rollback_restores_the_previous_revision(apiserver: ApiServer, helm: Helm) -> None:
+    await helm.install("rel5", {"extra": "x", "cache": {"enabled": True}})
+    await helm.upgrade("rel5", {"greeting": "bye"})
+    assert get(apiserver, CM, "rel5-cache") is None
+    await helm.rollback("rel5", version=1)
+    cm = get(apiserver, CM, "rel5-demo")
+    assert cm is not None
+    assert cm["data"] == {"greeting": "hello", "extra": "x"}
+    assert get(apiserver, CM, "rel5-cache") is not None
+    labels = {n: get(apiserver, SECRET, n)["metadata"]["labels"]["status"]  # type: ignore[index]
+              for n in names(apiserver, SECRET)}
+    assert labels == {"sh.helm.release.v1.rel5.v1": "superseded",
+                      "sh.helm.release.v1.rel5.v2": "superseded",
+                      "sh.helm.release.v1.rel5.v3": "deployed"}
+    listed = await helm.list(all_namespaces=True)
+    assert [(r["name"], r["revision"], r["status"]) for r in listed] == [("rel5", 3, "deployed")]
