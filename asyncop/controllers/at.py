@@ -180,7 +180,6 @@ class AtReconciler:
         }
         stored = await write_status(self.client, AT, at, running)
         assert stored is not None
-        self.recorder.event(at, "Normal", "Running", f"Schedule {spec.schedule} is due")
         log.info("schedule due", at=_key(at), command=spec.command)
         return await self._running(stored, running)
 
@@ -212,7 +211,7 @@ class AtReconciler:
         ns = at["metadata"]["namespace"]
         try:
             await self.client.create(POD, self._pod(at, name), namespace=ns)
-            self.recorder.event(at, "Normal", "PodCreated", f"Created pod {name}")
+            self.recorder.event(at, "Normal", "PodCreated", f"Schedule is due: created pod {name}")
             log.info("pod created", at=_key(at), pod=name)
         except AlreadyExists:
             existing = await self.client.get(POD, name, namespace=ns)
