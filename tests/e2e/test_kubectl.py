@@ -8,6 +8,7 @@ Tables and discovery matter.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 from pathlib import Path
@@ -84,6 +85,10 @@ spec:
   choice: {choice}
   replicas: {replicas}
 """
+
+
+async def _read(path: str) -> str:
+    return await asyncio.to_thread(Path(path).read_text)
 
 
 def _row(out: str, name: str) -> list[str]:
@@ -254,7 +259,16 @@ spec:
     assert "nginx:1.27" in _row(out, "web")
     out = await k.ok("apply", "-f", manifest)
     assert "configmap/settings unchanged" in out
-    out = await k.ok("delete", "-f", manifest)
+    changed = k.write("cm2.yaml", (await _read(manifest)).replace('b: "2"', 'c: "3"').replace(
+        "nginx:1.27", "nginx:1.28"))
+    out = await k.ok("apply", "-f", changed)
+    assert "configmap/settings configured" in out and "deployment.apps/web configured" in out
+    data = json.loads(await k.ok("get", "cm", "settings", "-n", "team-a", "-o", "json"))["data"]
+    assert data == {"a": "1", "c": "3"}
+    image = await k.ok("get", "deploy", "web", "-n", "team-a", "-o",
+                       "jsonpath={.spec.template.spec.containers[0].image}")
+    assert image == "nginx:1.28"
+    out = await k.ok("delete", "-f", changed)
     assert 'configmap "settings" deleted' in out
 
 
