@@ -12,13 +12,13 @@ import pytest
 import yaml
 from ctlenv import NS, Cluster
 
-from asyncop.api import RawObject
+from asyncop.api import RawObject, Request
 from asyncop.api.kinds import DEPLOYMENT, POD, SERVICE
 from asyncop.apiserver import ApiServer
 from asyncop.controllers.kinds import AT, CRDKIND, FOO, JINGHZHU, NETWORK
 from asyncop.controllers.registry import CONTROLLERS
 from asyncop.runtime.manager import Manager
-from asyncop.testing import FakeClock
+from asyncop.testing import FakeClock, eventually
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -106,3 +106,44 @@ async def test_every_controller_drives_every_sample(cluster: Cluster, clock: Fak
         workers = [p for p in pods if p["metadata"]["name"].startswith("jinghzhu-example-")]
         assert len(workers) == 2
         assert await cluster.get(DEPLOYMENT, "example-foo") is not None
+
+
+async def _snapshot(cluster: Cluster) -> dict[tuple[str, str], str]:
+    out: dict[tuple[str, str], str] = {}
+    for kind in (AT, FOO, NETWORK, CRDKIND, JINGHZHU, POD, DEPLOYMENT, SERVICE):
+        for obj in await cluster.items(kind):
+            out[(kind.kind, obj["metadata"]["name"])] = obj["metadata"]["resourceVersion"]
+    return out
+
+
+async def test_reconciling_a_converged_world_again_writes_nothing(
+    cluster: Cluster, clock: FakeClock,
+) -> None:
+    kinds = {k.kind: k for k in (AT, FOO, NETWORK, CRDKIND, JINGHZHU)}
+    owner = {AT: "at", FOO: "foo", NETWORK: "network", CRDKIND: "crdkind",
+             JINGHZHU: "jinghzhu"}
+    factories = [CONTROLLERS[n] for n in owner.values()]
+    async with cluster.manager(*factories):
+        docs = _samples()
+        for doc in docs:
+            await cluster.client.create(kinds[doc["kind"]], doc, namespace=NS)
+        await clock.advance(1)
+        await cluster.wait(AT, "example-at", lambda o: _phase(o) == "DONE")
+        await cluster.wait(JINGHZHU, "jinghzhu-example",
+                           lambda o: (o.get("status") or {}).get("state") == "Running")
+
+        async def stable() -> dict[tuple[str, str], str] | None:
+            for name in owner.values():
+                await cluster.idle(name)
+            before = await _snapshot(cluster)
+            await cluster.clock.settle()
+            return before if await _snapshot(cluster) == before else None
+
+        before = await eventually(stable, timeout=10)
+        for doc in docs:
+            ctrl = cluster.controllers[owner[kinds[doc["kind"]]]]
+            for _ in range(2):
+                await ctrl.reconciler.reconcile(Request(doc["metadata"]["name"], NS))
+        for name in owner.values():
+            await cluster.idle(name)
+        assert await _snapshot(cluster) == before
