@@ -125,19 +125,54 @@ def _int(value: Any) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
 
+def _terminated_text(term: dict[str, Any]) -> str:
+    if term.get("reason"):
+        return str(term["reason"])
+    if term.get("signal"):
+        return f"Signal:{term['signal']}"
+    return f"ExitCode:{_int(term.get('exitCode'))}"
+
+
+def _init_status(status: dict[str, Any], total: int) -> str | None:
+    """`Init:...` while an init container has not completed (kube's pod printer)."""
+    for i, cs in enumerate(_list(status.get("initContainerStatuses"))):
+        state = _dict(_dict(cs).get("state"))
+        term = _dict(state.get("terminated"))
+        waiting = _dict(state.get("waiting"))
+        if term and _int(term.get("exitCode")) == 0:
+            continue
+        if term:
+            return "Init:" + _terminated_text(term)
+        if waiting.get("reason") and waiting["reason"] != "PodInitializing":
+            return f"Init:{waiting['reason']}"
+        return f"Init:{i}/{total}"
+    return None
+
+
 def _pod_status(o: dict[str, Any]) -> str:
     status = _dict(o.get("status"))
     reason = str(status.get("reason") or status.get("phase") or "Pending")
-    for cs in _list(status.get("containerStatuses")):
-        state = _dict(_dict(cs).get("state"))
-        waiting = _dict(state.get("waiting"))
-        terminated = _dict(state.get("terminated"))
-        if waiting.get("reason"):
-            reason = str(waiting["reason"])
-        elif terminated.get("reason"):
-            reason = str(terminated["reason"])
-    if _meta(o).get("deletionTimestamp") and reason != "NodeLost":
-        reason = "Terminating"
+    init = _init_status(status, len(_list(_get(o, "spec", "initContainers"))))
+    running = False
+    if init is not None:
+        reason = init
+    else:
+        for cs in reversed(_list(status.get("containerStatuses"))):
+            state = _dict(_dict(cs).get("state"))
+            waiting = _dict(state.get("waiting"))
+            terminated = _dict(state.get("terminated"))
+            if waiting.get("reason"):
+                reason = str(waiting["reason"])
+            elif terminated:
+                reason = _terminated_text(terminated)
+            elif "running" in state and _dict(cs).get("ready"):
+                running = True
+        if reason == "Completed" and running:
+            ready = any(_dict(c).get("type") == "Ready" and _dict(c).get("status") == "True"
+                        for c in _list(status.get("conditions")))
+            reason = "Running" if ready else "NotReady"
+    if _meta(o).get("deletionTimestamp"):
+        reason = "Unknown" if status.get("reason") == "NodeLost" else "Terminating"
     return reason
 
 

@@ -125,6 +125,32 @@ def test_pod_table() -> None:
     assert [c["priority"] for c in table["columnDefinitions"]][5:7] == [1, 1]
 
 
+@pytest.mark.parametrize(
+    ("status", "text"),
+    [
+        ({"phase": "Pending"}, "Pending"),
+        ({"phase": "Succeeded", "containerStatuses": [
+            {"state": {"terminated": {"reason": "Completed", "exitCode": 0}}}]}, "Completed"),
+        ({"phase": "Failed", "containerStatuses": [
+            {"state": {"terminated": {"exitCode": 3}}}]}, "ExitCode:3"),
+        ({"phase": "Pending", "initContainerStatuses": [
+            {"state": {"terminated": {"exitCode": 0}}},
+            {"state": {"running": {}}}]}, "Init:1/2"),
+        ({"phase": "Pending", "initContainerStatuses": [
+            {"state": {"waiting": {"reason": "CrashLoopBackOff"}}}]}, "Init:CrashLoopBackOff"),
+        ({"phase": "Failed", "reason": "Evicted"}, "Evicted"),
+    ],
+)
+def test_pod_status_column(status: dict[str, Any], text: str) -> None:
+    pod = _obj("p", spec={"initContainers": [{"name": "i1"}, {"name": "i2"}],
+                          "containers": [{"name": "c"}]}, status=status)
+    table = to_table(_builtin("", "pods", "Pod"), [pod], now=NOW)
+    assert table["rows"][0]["cells"][2] == text
+    pod["metadata"]["deletionTimestamp"] = _ts(0)
+    table = to_table(_builtin("", "pods", "Pod"), [pod], now=NOW)
+    assert table["rows"][0]["cells"][2] == "Terminating"
+
+
 def test_deployment_service_and_simple_builtins() -> None:
     dep = _obj("web", spec={"replicas": 3, "selector": {"matchLabels": {"app": "web"}},
                             "template": {"spec": {"containers": [{"name": "c",
