@@ -200,3 +200,16 @@ async def test_deleting_an_at_garbage_collects_its_pod(cluster: Cluster) -> None
 
 async def _absent(cluster: Cluster, kind: Kind, name: str) -> bool:
     return await cluster.get(kind, name) is None
+
+
+async def test_a_pod_the_server_rejects_ends_the_at_as_failed(cluster: Cluster) -> None:
+    name = "a" * 70  # a valid At name, but too long for the pod's app=<name> label
+    async with cluster.manager(at_controller):
+        await cluster.client.create(AT, _at(name, "2019-04-12T10:12:00Z"))
+        done = await cluster.wait(AT, name, _phase("DONE"))
+        assert done["status"]["result"] == "Failed"
+        assert "rejected" in done["status"]["message"]
+        events = await eventually(lambda: cluster.events(name, "FailedCreate"), timeout=10)
+        assert events[0]["type"] == "Warning"
+        await cluster.idle("at")
+        assert await cluster.items(POD) == []

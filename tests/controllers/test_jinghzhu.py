@@ -187,3 +187,22 @@ def _desired(cache: Cache, n: int) -> bool:
 class _NullRecorder:
     def event(self, obj: RawObject, type: str, reason: str, message: str) -> None:
         pass
+
+
+async def test_rejected_worker_pods_fail_the_jinghzhu_without_retries(
+    cluster: Cluster,
+) -> None:
+    name = "j" * 70  # a valid name, but too long for the workers' crd=<name> label
+    async with cluster.manager(jinghzhu_controller):
+        await cluster.client.create(JINGHZHU, _jh(2, name=name))
+        jh = await cluster.wait(JINGHZHU, name, _status(state="Failed"))
+        assert jh["status"]["message"].startswith("worker pod rejected")
+        assert jh["status"]["current"] == 0
+        events = await eventually(lambda: cluster.events(name, "FailedCreate"), timeout=10)
+        assert events[0]["type"] == "Warning"
+        await cluster.clock.advance(60)
+        await cluster.idle("jinghzhu")
+        queue = cluster.controllers["jinghzhu"].queue
+        assert queue is not None and queue.num_requeues(f"{NS}/{name}") == 0
+        assert not queue.delayed
+        assert await cluster.items(POD) == []
