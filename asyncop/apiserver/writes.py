@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from asyncop.api import ApiError, BadRequest, status_body
-from asyncop.apiserver import builtins, crdstate, errors, extensions
+from asyncop.apiserver import builtins, crdstate, errors, extensions, validation
 from asyncop.apiserver.objectmeta import (
     generate_name,
     restore_server_fields,
@@ -122,6 +122,7 @@ class Writer:
                 err.status.setdefault("details", {})["retryAfterSeconds"] = 1
             raise err
         causes = validate_name(rt, meta["name"]) + validate_metadata(meta)
+        causes += validation.validate(rt, obj, None)
         if rt.gr == CRD_GR:
             causes += extensions.validate_crd(obj)
         if causes:
@@ -252,6 +253,8 @@ class Writer:
         for hook in self.store.admission(rt.gr):
             hook("UPDATE", obj, old)
         causes = validate_metadata(meta)
+        if subresource != "status":
+            causes += validation.validate(rt, obj, old)
         if rt.gr == CRD_GR:
             causes += extensions.validate_crd(obj)
         if causes:

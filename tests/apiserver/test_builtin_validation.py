@@ -1,0 +1,120 @@
+"""Validation and normalisation of built-in kinds over HTTP."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Any
+
+import aiohttp
+import orjson
+import pytest_asyncio
+
+from asyncop.apiserver import ApiServer
+
+NS = "/api/v1/namespaces/default"
+APPS = "/apis/apps/v1/namespaces/default"
+MERGE = {"Content-Type": "application/merge-patch+json"}
+
+
+@pytest_asyncio.fixture
+async def http() -> AsyncIterator[aiohttp.ClientSession]:
+    async with aiohttp.ClientSession() as session:
+        yield session
+
+
+async def _call(http: aiohttp.ClientSession, method: str, url: str, **kw: Any,
+                ) -> tuple[int, dict[str, Any]]:
+    async with http.request(method, url, **kw) as r:
+        return r.status, orjson.loads(await r.read())
+
+
+async def test_pod_needs_containers(apiserver_no_sim: ApiServer,
+                                    http: aiohttp.ClientSession) -> None:
+    code, body = await _call(http, "POST", apiserver_no_sim.url + NS + "/pods",
+                             json={"metadata": {"name": "p"}, "spec": {}})
+    assert code == 422 and body["details"]["causes"][0]["field"] == "spec.containers"
+    pod = {"metadata": {"name": "p"}, "spec": {"containers": [{"name": "c", "image": "x:1"}]}}
+    code, body = await _call(http, "POST", apiserver_no_sim.url + NS + "/pods", json=pod)
+    assert code == 201 and body["status"]["phase"] == "Pending"
+    assert body["spec"]["containers"][0]["imagePullPolicy"] == "IfNotPresent"
+
+
+async def test_deployment_selector_rules_and_generation(apiserver_no_sim: ApiServer,
+                                                        http: aiohttp.ClientSession) -> None:
+    url = apiserver_no_sim.url + APPS + "/deployments"
+    dep = {"metadata": {"name": "d"}, "spec": {
+        "selector": {"matchLabels": {"app": "a"}},
+        "template": {"metadata": {"labels": {"app": "b"}},
+                     "spec": {"containers": [{"name": "c", "image": "x"}]}}}}
+    code, body = await _call(http, "POST", url, json=dep)
+    assert code == 422 and "`selector` does not match template `labels`" in body["message"]
+    dep["spec"]["template"]["metadata"]["labels"] = {"app": "a"}
+    code, body = await _call(http, "POST", url, json=dep)
+    assert code == 201 and body["spec"]["replicas"] == 1 and body["metadata"]["generation"] == 1
+    code, body = await _call(http, "PATCH", url + "/d",
+                             data=b'{"metadata":{"annotations":{"x":"y"}}}', headers=MERGE)
+    assert body["metadata"]["generation"] == 2
+    code, body = await _call(http, "PATCH", url + "/d",
+                             data=b'{"metadata":{"labels":{"x":"y"}}}', headers=MERGE)
+    assert body["metadata"]["generation"] == 2
+    code, body = await _call(http, "PATCH", url + "/d", headers=MERGE,
+                             data=b'{"spec":{"selector":{"matchLabels":{"app":"z"}}}}')
+    assert code == 422
+    code, body = await _call(http, "PUT", url + "/d/status", json={
+        "metadata": {"name": "d"}, "spec": {"replicas": 9}, "status": {"replicas": 1}})
+    assert code == 200 and body["status"] == {"replicas": 1}
+    assert body["metadata"]["generation"] == 2 and body["spec"]["replicas"] == 1
+
+
+async def test_immutable_configmap(apiserver_no_sim: ApiServer,
+                                   http: aiohttp.ClientSession) -> None:
+    url = apiserver_no_sim.url + NS + "/configmaps"
+    code, _ = await _call(http, "POST", url, json={"metadata": {"name": "c"},
+                                                   "data": {"a": "1"}, "immutable": True})
+    assert code == 201
+    code, body = await _call(http, "PATCH", url + "/c", data=b'{"data":{"a":"2"}}',
+                             headers=MERGE)
+    assert code == 422 and "field is immutable when `immutable` is set" in body["message"]
+    code, _ = await _call(http, "PATCH", url + "/c", data=b'{"metadata":{"labels":{"a":"b"}}}',
+                          headers=MERGE)
+    assert code == 200
+    code, _ = await _call(http, "POST", url, json={"metadata": {"name": "bad"},
+                                                   "data": {"no/slash": "1"}})
+    assert code == 422
+
+
+async def test_secret_string_data_and_lease_micro_time(apiserver_no_sim: ApiServer,
+                                                       http: aiohttp.ClientSession) -> None:
+    url = apiserver_no_sim.url
+    code, body = await _call(http, "POST", url + NS + "/secrets",
+                             json={"metadata": {"name": "s"}, "stringData": {"k": "v"}})
+    assert code == 201 and body["data"] == {"k": "dg=="} and body["type"] == "Opaque"
+    assert "stringData" not in body
+    lease = {"metadata": {"name": "l"}, "spec": {"holderIdentity": "a",
+                                                 "renewTime": "2026-01-01T10:00:00+00:00"}}
+    code, body = await _call(http, "POST",
+                             url + "/apis/coordination.k8s.io/v1/namespaces/default/leases",
+                             json=lease)
+    assert code == 201 and body["spec"]["renewTime"] == "2026-01-01T10:00:00.000000Z"
+    assert "generation" not in body["metadata"]
+
+
+async def test_namespace_lifecycle_without_simulators(apiserver_no_sim: ApiServer,
+                                                      http: aiohttp.ClientSession) -> None:
+    url = apiserver_no_sim.url
+    code, body = await _call(http, "POST", url + "/api/v1/namespaces",
+                             json={"metadata": {"name": "team"}})
+    assert code == 201 and body["spec"]["finalizers"] == ["kubernetes"]
+    assert body["metadata"]["labels"] == {"kubernetes.io/metadata.name": "team"}
+    code, body = await _call(http, "DELETE", url + "/api/v1/namespaces/team")
+    assert code == 200 and body["status"]["phase"] == "Terminating"
+    code, body = await _call(http, "POST", url + "/api/v1/namespaces/team/configmaps",
+                             json={"metadata": {"name": "c"}})
+    assert code == 403 and "is being terminated" in body["message"]
+    code, _ = await _call(http, "PUT", url + "/api/v1/namespaces/team/finalize",
+                          json={"metadata": {"name": "team"}, "spec": {"finalizers": []}})
+    assert code == 200
+    code, _ = await _call(http, "GET", url + "/api/v1/namespaces/team")
+    assert code == 404
+    code, body = await _call(http, "DELETE", url + "/api/v1/namespaces/kube-system")
+    assert code == 403 and "may not be deleted" in body["message"]
