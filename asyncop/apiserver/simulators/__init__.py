@@ -1,4 +1,4 @@
-"""Cluster simulators: GC, namespaces, deployments, jobs, pods, services (each switchable).
+"""Cluster simulators: GC, namespaces, workloads, pods, services (each switchable).
 
 `start_simulators(store, clock, config)` installs the service allocation hook and starts one
 pump task (consuming `store.subscribe()`) plus one worker task per enabled simulator; the
@@ -14,6 +14,7 @@ from typing import Any
 
 from asyncop.apiserver.simulators.base import SimStore, Simulator, pump
 from asyncop.apiserver.simulators.config import SimulatorConfig
+from asyncop.apiserver.simulators.daemonsets import DaemonSetSimulator
 from asyncop.apiserver.simulators.deployments import DeploymentSimulator
 from asyncop.apiserver.simulators.gc import GarbageCollector
 from asyncop.apiserver.simulators.jobs import JobSimulator
@@ -21,6 +22,7 @@ from asyncop.apiserver.simulators.namespaces import NamespaceSimulator
 from asyncop.apiserver.simulators.pods import PodSimulator
 from asyncop.apiserver.simulators.replicasets import ReplicaSetSimulator
 from asyncop.apiserver.simulators.services import ServiceAllocator
+from asyncop.apiserver.simulators.statefulsets import StatefulSetSimulator
 from asyncop.clock import Clock
 
 __all__ = ["SimulatorConfig", "start_simulators"]
@@ -42,6 +44,10 @@ def start_simulators(store: SimStore, clock: Clock,
         sims.append(ReplicaSetSimulator(store, clock, config))
     if config.jobs:
         sims.append(JobSimulator(store, clock, config))
+    if config.statefulsets:
+        sims.append(StatefulSetSimulator(store, clock, config))
+    if config.daemonsets:
+        sims.append(DaemonSetSimulator(store, clock, config))
     if config.pods:
         sims.append(PodSimulator(store, clock, config))
     if not sims:

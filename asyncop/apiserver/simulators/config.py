@@ -24,6 +24,10 @@ class SimulatorConfig:
     """clusterIP and nodePort allocation (an admission hook on services)."""
     jobs: bool = True
     """Job -> Pod controller with Complete/Failed conditions (Helm hooks wait on it)."""
+    statefulsets: bool = True
+    """StatefulSet -> ordinal Pods, revisions and status."""
+    daemonsets: bool = True
+    """DaemonSet -> one Pod on the one simulated node."""
 
     pod_start_delay: float = 0.0
     """Seconds from a pod's first sighting to Running (it is bound at once)."""

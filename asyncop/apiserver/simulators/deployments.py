@@ -17,7 +17,6 @@ left to the garbage collector; status is written only when it changes.
 
 from __future__ import annotations
 
-import hashlib
 from typing import Any
 
 import orjson
@@ -37,23 +36,13 @@ from asyncop.apiserver.simulators.base import (
     uid_of,
 )
 from asyncop.apiserver.simulators.config import SimulatorConfig
+from asyncop.apiserver.simulators.workload import template_hash
 from asyncop.clock import Clock, format_time
 
 HASH_LABEL = "pod-template-hash"
 REVISION = "deployment.kubernetes.io/revision"
 DESIRED = "deployment.kubernetes.io/desired-replicas"
 MAX_REPLICAS = "deployment.kubernetes.io/max-replicas"
-_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
-
-
-def template_hash(template: dict[str, Any]) -> str:
-    digest = hashlib.sha256(orjson.dumps(template, option=orjson.OPT_SORT_KEYS)).digest()
-    n = int.from_bytes(digest[:8], "big")
-    out = []
-    for _ in range(10):
-        n, r = divmod(n, len(_ALPHABET))
-        out.append(_ALPHABET[r])
-    return "".join(out)
 
 
 def _revision(obj: Obj) -> int:

@@ -1,0 +1,155 @@
+"""StatefulSetSimulator: ordinal pods `<sts>-<i>` with a revision, and the status kstatus reads.
+
+Pods carry the template labels plus `controller-revision-hash: <sts>-<template hash>`,
+`statefulset.kubernetes.io/pod-name` and `apps.kubernetes.io/pod-index`, and get
+`spec.hostname`/`spec.subdomain` (serviceName). `OrderedReady` (the default) creates the lowest
+missing ordinal only once every lower one is Ready, one at a time, and removes the highest
+first; `Parallel` does all at once. RollingUpdate replaces outdated pods from the highest
+ordinal down to `partition`, one at a time once all pods are Ready; OnDelete never replaces.
+Terminated (Succeeded/Failed) pods are deleted and recreated. Status: observedGeneration,
+replicas, readyReplicas, availableReplicas, currentReplicas, updatedReplicas, currentRevision
+(moves to updateRevision once every pod is updated), updateRevision, collisionCount.
+Not simulated: volumeClaimTemplates (no PVCs are created), ControllerRevision objects,
+minReadySeconds. Invariant: a pod name is only (re)created when no pod of that name exists.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from asyncop.apiserver.resources import ResourceType
+from asyncop.apiserver.simulators.base import (
+    Obj,
+    SimStore,
+    Simulator,
+    as_int,
+    controller_ref_name,
+    deleting,
+    name_of,
+    ns_of,
+)
+from asyncop.apiserver.simulators.config import SimulatorConfig
+from asyncop.apiserver.simulators.workload import (
+    owned_pods,
+    pod_active,
+    pod_from_template,
+    pod_ready,
+    template_hash,
+)
+from asyncop.clock import Clock
+
+REVISION_LABEL = "controller-revision-hash"
+POD_NAME_LABEL = "statefulset.kubernetes.io/pod-name"
+POD_INDEX_LABEL = "apps.kubernetes.io/pod-index"
+
+
+def _ordinal(sts_name: str, pod: Obj) -> int | None:
+    prefix, _, index = name_of(pod).rpartition("-")
+    return int(index) if prefix == sts_name and index.isdigit() else None
+
+
+class StatefulSetSimulator(Simulator[tuple[str, str]]):
+    name = "statefulsets"
+
+    def __init__(self, store: SimStore, clock: Clock, config: SimulatorConfig) -> None:
+        super().__init__(store, clock, retry_delay=config.retry_delay,
+                         resync_period=config.resync_period)
+        self.sts_rt: ResourceType = store.resolve("apps", "v1", "statefulsets")
+        self.pod_rt: ResourceType = store.resolve("", "v1", "pods")
+
+    def observe(self, event: str, rt: ResourceType, obj: Obj) -> None:
+        if rt.gr == self.sts_rt.gr:
+            if event != "DELETED":
+                self.add((ns_of(obj), name_of(obj)))
+        elif rt.gr == self.pod_rt.gr:
+            owner = controller_ref_name(obj, "StatefulSet")
+            if owner:
+                self.add((ns_of(obj), owner))
+
+    async def resync(self) -> None:
+        for sts in self.store.list(self.sts_rt):
+            self.add((ns_of(sts), name_of(sts)))
+
+    async def sync(self, key: tuple[str, str]) -> None:
+        ns, name = key
+        sts = self.store.get(self.sts_rt, ns, name)
+        if sts is None or deleting(sts):
+            return
+        spec = sts.get("spec") or {}
+        want = as_int(spec.get("replicas"), 1)
+        revision = f"{name}-{template_hash(spec.get('template') or {})}"
+        parallel = spec.get("podManagementPolicy") == "Parallel"
+        pods: dict[int, Obj] = {}
+        for pod in owned_pods(self.store, self.pod_rt, sts):
+            index = _ordinal(name, pod)
+            if index is None or deleting(pod):
+                continue
+            if not pod_active(pod):  # terminated: replace it
+                await self.store.delete(self.pod_rt, ns, name_of(pod))
+                continue
+            pods[index] = pod
+        await self._scale(sts, pods, want, revision, parallel)
+        await self._roll(sts, pods, want, revision)
+        await self._write_status(sts, pods, want, revision)
+
+    async def _scale(self, sts: Obj, pods: dict[int, Obj], want: int, revision: str,
+                     parallel: bool) -> None:
+        ns, name = ns_of(sts), name_of(sts)
+        for index in range(want):
+            if index in pods:
+                continue
+            if not parallel and not all(pod_ready(pods[j]) for j in range(index) if j in pods):
+                break
+            pod_name = f"{name}-{index}"
+            if self.store.get(self.pod_rt, ns, pod_name) is not None:
+                break  # the old incarnation is still going away
+            pod = pod_from_template(sts, api_version="apps/v1", kind="StatefulSet",
+                                    name=pod_name, extra_labels={
+                                        REVISION_LABEL: revision, POD_NAME_LABEL: pod_name,
+                                        POD_INDEX_LABEL: str(index)})
+            pod["spec"]["hostname"] = pod_name
+            service = (sts.get("spec") or {}).get("serviceName")
+            if service:
+                pod["spec"]["subdomain"] = service
+            pods[index] = await self.store.create(self.pod_rt, pod, namespace=ns)
+            if not parallel:
+                break
+        for index in sorted((i for i in pods if i >= want), reverse=True):
+            await self.store.delete(self.pod_rt, ns, name_of(pods.pop(index)))
+            if not parallel:
+                break
+
+    async def _roll(self, sts: Obj, pods: dict[int, Obj], want: int, revision: str) -> None:
+        strategy = (sts.get("spec") or {}).get("updateStrategy") or {}
+        if strategy.get("type", "RollingUpdate") != "RollingUpdate":
+            return
+        if len(pods) != want or not all(pod_ready(p) for p in pods.values()):
+            return
+        partition = as_int((strategy.get("rollingUpdate") or {}).get("partition"), 0)
+        for index in sorted(pods, reverse=True):
+            if index < partition:
+                break
+            labels = pods[index].get("metadata", {}).get("labels") or {}
+            if labels.get(REVISION_LABEL) != revision:
+                await self.store.delete(self.pod_rt, ns_of(sts), name_of(pods.pop(index)))
+                return
+
+    async def _write_status(self, sts: Obj, pods: dict[int, Obj], want: int,
+                            revision: str) -> None:
+        old: dict[str, Any] = dict(sts.get("status") or {})
+        revisions = [(p.get("metadata", {}).get("labels") or {}).get(REVISION_LABEL)
+                     for p in pods.values()]
+        updated = revisions.count(revision)
+        current = old.get("currentRevision") or revision
+        if updated == want == len(pods):
+            current = revision
+        ready = sum(1 for p in pods.values() if pod_ready(p))
+        status = {**old,
+                  "observedGeneration": as_int(sts["metadata"].get("generation"), 1),
+                  "replicas": len(pods), "readyReplicas": ready, "availableReplicas": ready,
+                  "currentReplicas": revisions.count(current), "updatedReplicas": updated,
+                  "currentRevision": current, "updateRevision": revision,
+                  "collisionCount": as_int(old.get("collisionCount"), 0)}
+        if status != old:
+            sts["status"] = status
+            await self.store.update_status(self.sts_rt, sts)
