@@ -11,9 +11,11 @@ would have in `application/json`: bytes fields are base64 strings, Time is RFC 3
 MicroTime has 6 fractional digits, and zero values Go omits from JSON (`omitempty`) are dropped.
 
 Supported: Namespace, Secret, ConfigMap, ServiceAccount, core/v1 Event, coordination/v1 Lease and
-DeleteOptions (the body of a protobuf DELETE), each with the full ObjectMeta. Any other kind
-raises `ProtobufError` (the server answers 415). Unknown field numbers are skipped, as protobuf
-requires.
+DeleteOptions (the body of a protobuf DELETE), each with the full ObjectMeta, where unknown
+field numbers are skipped as protobuf requires; and Deployment and Service with the fields
+`kubectl create deployment|service` sends, where any other field is an error rather than
+silently lost data (tables in `protobuf_schemas`). Any other kind raises `ProtobufError` (the
+server answers 415).
 
 No encoder: every client we serve (Helm, kubectl, client-go) accepts JSON responses to an
 `Accept: application/vnd.kubernetes.protobuf,application/json` request (helm-wire.md §2), so
@@ -24,11 +26,12 @@ from __future__ import annotations
 
 import base64
 import struct
-from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any, Final
 
 import orjson
+
+from asyncop.apiserver.protobuf_schemas import KINDS, TIME, TYPE_META, Schema
 
 __all__ = ["MAGIC", "ProtobufError", "decode", "supported_kinds"]
 
@@ -43,93 +46,8 @@ class ProtobufError(ValueError):
         self.message = message
 
 
-# A field type is a scalar name or a tuple: ("msg", Schema), ("map", scalar), ("rep", type).
-# Scalars: str (omit empty), bytes (base64), int (keep zero), int0 (omit zero), bool,
-# time, microtime (omit zero), fieldsv1 (raw JSON).
-Schema = Mapping[int, tuple[str, Any]]
-
-_TIME: Schema = {1: ("seconds", "int"), 2: ("nanos", "int")}
-_OWNER_REF: Schema = {
-    1: ("kind", "str"), 3: ("name", "str"), 4: ("uid", "str"), 5: ("apiVersion", "str"),
-    6: ("controller", "bool"), 7: ("blockOwnerDeletion", "bool"),
-}
-_MANAGED: Schema = {
-    1: ("manager", "str"), 2: ("operation", "str"), 3: ("apiVersion", "str"),
-    4: ("time", "time"), 6: ("fieldsType", "str"), 7: ("fieldsV1", "fieldsv1"),
-    8: ("subresource", "str"),
-}
-OBJECT_META: Schema = {
-    1: ("name", "str"), 2: ("generateName", "str"), 3: ("namespace", "str"),
-    4: ("selfLink", "str"), 5: ("uid", "str"), 6: ("resourceVersion", "str"),
-    7: ("generation", "int0"), 8: ("creationTimestamp", "time"),
-    9: ("deletionTimestamp", "time"), 10: ("deletionGracePeriodSeconds", "int"),
-    11: ("labels", ("map", "str")), 12: ("annotations", ("map", "str")),
-    13: ("ownerReferences", ("rep", ("msg", _OWNER_REF))),
-    14: ("finalizers", ("rep", "str")), 17: ("managedFields", ("rep", ("msg", _MANAGED))),
-}
-_META: Final = ("metadata", ("msg", OBJECT_META))
-_OBJECT_REF: Schema = {
-    1: ("kind", "str"), 2: ("namespace", "str"), 3: ("name", "str"), 4: ("uid", "str"),
-    5: ("apiVersion", "str"), 6: ("resourceVersion", "str"), 7: ("fieldPath", "str"),
-}
-_LOCAL_REF: Schema = {1: ("name", "str")}
-
-NAMESPACE: Schema = {
-    1: _META,
-    2: ("spec", ("msg", {1: ("finalizers", ("rep", "str"))})),
-    3: ("status", ("msg", {1: ("phase", "str")})),
-}
-SECRET: Schema = {
-    1: _META, 2: ("data", ("map", "bytes")), 3: ("type", "str"),
-    4: ("stringData", ("map", "str")), 5: ("immutable", "bool"),
-}
-CONFIG_MAP: Schema = {
-    1: _META, 2: ("data", ("map", "str")), 3: ("binaryData", ("map", "bytes")),
-    4: ("immutable", "bool"),
-}
-SERVICE_ACCOUNT: Schema = {
-    1: _META, 2: ("secrets", ("rep", ("msg", _OBJECT_REF))),
-    3: ("imagePullSecrets", ("rep", ("msg", _LOCAL_REF))),
-    4: ("automountServiceAccountToken", "bool"),
-}
-EVENT: Schema = {
-    1: _META, 2: ("involvedObject", ("msg", _OBJECT_REF)), 3: ("reason", "str"),
-    4: ("message", "str"), 5: ("source", ("msg", {1: ("component", "str"), 2: ("host", "str")})),
-    6: ("firstTimestamp", "time"), 7: ("lastTimestamp", "time"), 8: ("count", "int0"),
-    9: ("type", "str"), 10: ("eventTime", "microtime"),
-    11: ("series", ("msg", {1: ("count", "int0"), 2: ("lastObservedTime", "microtime")})),
-    12: ("action", "str"), 13: ("related", ("msg", _OBJECT_REF)),
-    14: ("reportingComponent", "str"), 15: ("reportingInstance", "str"),
-}
-LEASE: Schema = {
-    1: _META,
-    2: ("spec", ("msg", {
-        1: ("holderIdentity", "str"), 2: ("leaseDurationSeconds", "int"),
-        3: ("acquireTime", "microtime"), 4: ("renewTime", "microtime"),
-        5: ("leaseTransitions", "int"), 6: ("strategy", "str"), 7: ("preferredHolder", "str"),
-    })),
-}
-DELETE_OPTIONS: Schema = {
-    1: ("gracePeriodSeconds", "int"),
-    2: ("preconditions", ("msg", {1: ("uid", "str"), 2: ("resourceVersion", "str")})),
-    3: ("orphanDependents", "bool"), 4: ("propagationPolicy", "str"),
-    5: ("dryRun", ("rep", "str")),
-    6: ("ignoreStoreReadErrorWithClusterBreakingPotential", "bool"),
-}
-
-_KINDS: Final[Mapping[str, tuple[frozenset[str], Schema]]] = {
-    "Namespace": (frozenset({"v1"}), NAMESPACE),
-    "Secret": (frozenset({"v1"}), SECRET),
-    "ConfigMap": (frozenset({"v1"}), CONFIG_MAP),
-    "ServiceAccount": (frozenset({"v1"}), SERVICE_ACCOUNT),
-    "Event": (frozenset({"v1"}), EVENT),
-    "Lease": (frozenset({"coordination.k8s.io/v1"}), LEASE),
-    "DeleteOptions": (frozenset({"v1", "meta.k8s.io/v1", ""}), DELETE_OPTIONS),
-}
-
-
 def supported_kinds() -> frozenset[str]:
-    return frozenset(_KINDS)
+    return frozenset(KINDS)
 
 
 # ---------------------------------------------------------------- wire format
@@ -186,7 +104,7 @@ def _signed(value: int) -> int:
 
 
 def _format_time(raw: bytes, *, micro: bool) -> str | None:
-    parts = _message(raw, _TIME)
+    parts = _message(raw, TIME)
     seconds, nanos = int(parts.get("seconds", 0)), int(parts.get("nanos", 0))
     if seconds == 0 and nanos == 0:
         return None
@@ -205,8 +123,18 @@ def _text(value: Any) -> str:
         raise ProtobufError("invalid UTF-8 in a protobuf string field") from exc
 
 
+_LENGTH_DELIMITED: Final = frozenset(
+    {"str", "bytes", "time", "microtime", "fieldsv1", "intorstr", "quantity"})
+
+
+class _UnknownField(ProtobufError):
+    def __init__(self, number: int) -> None:
+        super().__init__(f"unknown protobuf field {number}")
+        self.number = number
+
+
 def _scalar(kind: str, wire: int, value: Any) -> Any:
-    if kind in ("str", "bytes", "time", "microtime", "fieldsv1"):
+    if kind in _LENGTH_DELIMITED:
         if wire != 2:
             raise ProtobufError("expected a length-delimited protobuf field")
     elif wire != 0:
@@ -217,10 +145,16 @@ def _scalar(kind: str, wire: int, value: Any) -> Any:
         return base64.b64encode(value).decode()
     if kind in ("int", "int0"):
         return _signed(value)
-    if kind == "bool":
+    if kind in ("bool", "bool0"):
         return bool(value)
     if kind in ("time", "microtime"):
         return _format_time(value, micro=kind == "microtime")
+    if kind == "quantity":
+        return _message(value, {1: ("string", "str")}).get("string", "")
+    if kind == "intorstr":
+        parts = _message(value, {1: ("type", "int"), 2: ("intVal", "int"),
+                                 3: ("strVal", "str")})
+        return parts.get("strVal", "") if parts.get("type") == 1 else parts.get("intVal", 0)
     if kind == "fieldsv1":
         raw = _message(value, {1: ("raw", "bytes")}).get("raw")
         try:
@@ -231,20 +165,23 @@ def _scalar(kind: str, wire: int, value: Any) -> Any:
 
 
 def _omit(kind: Any, value: Any) -> bool:
-    return value is None or (kind == "str" and value == "") or (kind == "int0" and value == 0)
+    return (value is None or (kind == "str" and value == "") or (kind == "int0" and value == 0)
+            or (kind == "bool0" and value is False))
 
 
-def _message(buf: bytes, schema: Schema) -> dict[str, Any]:
+def _message(buf: bytes, schema: Schema, *, strict: bool = False) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for number, wire, value in _fields(buf):
         spec = schema.get(number)
         if spec is None:
+            if strict:
+                raise _UnknownField(number)
             continue  # unknown fields are skipped
         name, kind = spec
         if isinstance(kind, tuple) and kind[0] == "rep":
             elem = kind[1]
-            item = (_message(_bytes(wire, value), elem[1]) if isinstance(elem, tuple)
-                    else _scalar(elem, wire, value))
+            item = (_message(_bytes(wire, value), elem[1], strict=strict)
+                    if isinstance(elem, tuple) else _scalar(elem, wire, value))
             out.setdefault(name, []).append(item)
         elif isinstance(kind, tuple) and kind[0] == "map":
             entry = _fields(_bytes(wire, value))
@@ -252,7 +189,7 @@ def _message(buf: bytes, schema: Schema) -> dict[str, Any]:
             val = next((_scalar(kind[1], w, v) for n, w, v in entry if n == 2), "")
             out.setdefault(name, {})[key] = val
         elif isinstance(kind, tuple) and kind[0] == "msg":
-            out[name] = _message(_bytes(wire, value), kind[1])
+            out[name] = _message(_bytes(wire, value), kind[1], strict=strict)
         else:
             decoded = _scalar(kind, wire, value)
             if _omit(kind, decoded):
@@ -268,9 +205,6 @@ def _bytes(wire: int, value: Any) -> bytes:
     return value
 
 
-_TYPE_META: Schema = {1: ("apiVersion", "str"), 2: ("kind", "str")}
-
-
 def decode(body: bytes) -> dict[str, Any]:
     """Decode a `k8s\\x00` protobuf request body into the object's JSON dict."""
     if not body.startswith(MAGIC):
@@ -280,7 +214,7 @@ def decode(body: bytes) -> dict[str, Any]:
     encoding = ""
     for number, wire, value in _fields(body[len(MAGIC):]):
         if number == 1:
-            type_meta = _message(_bytes(wire, value), _TYPE_META)
+            type_meta = _message(_bytes(wire, value), TYPE_META)
         elif number == 2:
             raw = _bytes(wire, value)
         elif number == 3:
@@ -289,11 +223,15 @@ def decode(body: bytes) -> dict[str, Any]:
         raise ProtobufError(f"protobuf content encoding {encoding!r} is not supported")
     kind = str(type_meta.get("kind", ""))
     api_version = str(type_meta.get("apiVersion", ""))
-    known = _KINDS.get(kind)
-    if known is None or api_version not in known[0]:
+    known = KINDS.get(kind)
+    if known is None or api_version not in known.api_versions:
         name = kind or "objects without a kind"
         raise ProtobufError(f"protobuf bodies are not supported for {name}; send JSON")
     obj: dict[str, Any] = {"apiVersion": api_version, "kind": kind} if api_version else {
         "kind": kind}
-    obj.update(_message(raw, known[1]))
+    try:
+        obj.update(_message(raw, known.schema, strict=known.strict))
+    except _UnknownField as exc:
+        raise ProtobufError(f"protobuf field {exc.number} of a {kind} body is not supported; "
+                            "send JSON") from exc
     return obj

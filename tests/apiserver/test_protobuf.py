@@ -164,6 +164,55 @@ def test_lease_micro_time() -> None:
     }
 
 
+def test_deployment_as_sent_by_kubectl_create_deployment() -> None:
+    labels = entry(1, "app", "web")
+    port = ld(1, "") + vi(2, 0) + vi(3, 8080) + ld(4, "TCP") + ld(5, "")
+    resources = ld(1, ld(1, "cpu") + ld(2, ld(1, "500m"))) + ld(2, ld(1, "memory")
+                                                                 + ld(2, ld(1, "64Mi")))
+    container = (ld(1, "nginx") + ld(2, "nginx:1.27") + ld(3, "nginx") + ld(3, "-g")
+                 + ld(5, "") + ld(6, port) + ld(8, resources) + ld(13, "") + ld(14, "")
+                 + vi(16, 0) + vi(17, 0) + vi(18, 0) + ld(20, ""))
+    pod_spec = (ld(2, container) + ld(3, "") + ld(6, "") + ld(8, "") + ld(9, "")
+                + ld(10, "") + vi(11, 0) + vi(12, 0) + vi(13, 0) + ld(16, "") + ld(17, "")
+                + ld(19, ""))
+    surge = ld(1, vi(1, 1) + vi(2, 0) + ld(3, "25%")) + ld(2, vi(1, 0) + vi(2, 2) + ld(3, ""))
+    template = ld(1, zero_meta(rest=entry(11, "app", "web"))) + ld(2, pod_spec)
+    spec = (vi(1, 3) + ld(2, labels) + ld(3, template)
+            + ld(4, ld(1, "RollingUpdate") + ld(2, surge)) + vi(5, 0) + vi(7, 0))
+    raw = ld(1, zero_meta(name=ld(1, "web"))) + ld(2, spec) + ld(3, vi(1, 0) + vi(2, 0))
+    obj = decode(envelope("apps/v1", "Deployment", raw))
+    assert obj["spec"] == {
+        "replicas": 3,
+        "selector": {"matchLabels": {"app": "web"}},
+        "template": {"metadata": {"labels": {"app": "web"}}, "spec": {"containers": [{
+            "name": "nginx", "image": "nginx:1.27", "command": ["nginx", "-g"],
+            "ports": [{"containerPort": 8080, "protocol": "TCP"}],
+            "resources": {"limits": {"cpu": "500m"}, "requests": {"memory": "64Mi"}},
+        }]}},
+        "strategy": {"type": "RollingUpdate",
+                     "rollingUpdate": {"maxUnavailable": "25%", "maxSurge": 2}},
+    }
+    assert obj["status"] == {}
+
+
+def test_service_ports_with_int_or_string_target() -> None:
+    ports = (ld(1, ld(1, "http") + ld(2, "TCP") + vi(3, 80) + ld(4, vi(1, 0) + vi(2, 8080))
+                + vi(5, 0))
+             + ld(1, ld(1, "https") + ld(2, "TCP") + vi(3, 443)
+                  + ld(4, vi(1, 1) + vi(2, 0) + ld(3, "https")) + vi(5, 30443)))
+    spec = ports + entry(2, "app", "web") + ld(3, "") + ld(4, "NodePort") + ld(7, "")
+    raw = ld(1, zero_meta(name=ld(1, "web"))) + ld(2, spec) + ld(3, ld(1, b""))
+    obj = decode(envelope("v1", "Service", raw))
+    assert obj["spec"] == {
+        "ports": [{"name": "http", "protocol": "TCP", "port": 80, "targetPort": 8080},
+                  {"name": "https", "protocol": "TCP", "port": 443, "targetPort": "https",
+                   "nodePort": 30443}],
+        "selector": {"app": "web"},
+        "type": "NodePort",
+    }
+    assert obj["status"] == {"loadBalancer": {}}
+
+
 def test_unknown_fields_are_skipped() -> None:
     raw = ld(1, zero_meta(name=ld(1, "n"))) + vi(99, 5) + ld(98, b"zz") + ld(3, "Opaque")
     raw += varint(97 << 3 | 1) + b"\x00" * 8
@@ -175,7 +224,8 @@ def test_unknown_fields_are_skipped() -> None:
     ("body", "message"),
     [
         (b'{"kind":"Secret"}', "no k8s"),
-        (envelope("apps/v1", "Deployment", b""), "not supported for Deployment; send JSON"),
+        (envelope("apps/v1", "StatefulSet", b""), "not supported for StatefulSet; send JSON"),
+        (envelope("apps/v1", "Deployment", vi(42, 1)), "field 42 of a Deployment body"),
         (envelope("events.k8s.io/v1", "Event", b""), "not supported for Event"),
         (envelope("v1", "Secret", b"", encoding="gzip"), "content encoding"),
         (envelope("v1", "Secret", ld(1, b"\x0a\x05ab")), "truncated"),
@@ -229,9 +279,9 @@ async def test_http_protobuf_secret_create_update_delete(server: ApiServer) -> N
 
 
 async def test_http_protobuf_for_an_unsupported_kind_is_415(server: ApiServer) -> None:
-    body = envelope("apps/v1", "Deployment", ld(1, ld(1, "web")))
+    body = envelope("apps/v1", "StatefulSet", ld(1, ld(1, "web")))
     async with aiohttp.ClientSession() as http, http.post(
-        f"{server.url}/apis/apps/v1/namespaces/default/deployments", data=body,
+        f"{server.url}/apis/apps/v1/namespaces/default/statefulsets", data=body,
         headers={"Content-Type": PB},
     ) as resp:
         assert resp.status == 415
@@ -257,6 +307,10 @@ async def test_kubectl_1_33_typed_creates_send_protobuf(tmp_path: Path) -> None:
         await kubectl("create", "namespace", "foo")
         await kubectl("create", "secret", "generic", "s1", "-n", "foo", "--from-literal=k=v\x01")
         await kubectl("create", "configmap", "c1", "-n", "foo", "--from-literal=a=b")
+        await kubectl("create", "deployment", "web", "-n", "foo", "--image=nginx:1.27",
+                      "--replicas=2", "--port=8080", "--", "nginx", "-g", "daemon off;")
+        await kubectl("create", "service", "clusterip", "web", "-n", "foo",
+                      "--tcp=80:8080", "--tcp=443:https")
         store = srv.store
         ns = store.get(store.resolve("", "v1", "namespaces"), None, "foo")
         assert ns is not None
@@ -269,3 +323,16 @@ async def test_kubectl_1_33_typed_creates_send_protobuf(tmp_path: Path) -> None:
         assert cm is not None
         assert cm["data"] == {"a": "b"}
         assert cm["metadata"]["managedFields"][0]["manager"] == "kubectl-create"
+        deploy = store.get(store.resolve("apps", "v1", "deployments"), "foo", "web")
+        assert deploy is not None
+        assert deploy["spec"]["replicas"] == 2
+        assert deploy["spec"]["selector"] == {"matchLabels": {"app": "web"}}
+        container = deploy["spec"]["template"]["spec"]["containers"][0]
+        assert (container["image"], container["command"]) == (
+            "nginx:1.27", ["nginx", "-g", "daemon off;"])
+        assert container["ports"][0]["containerPort"] == 8080
+        svc = store.get(store.resolve("", "v1", "services"), "foo", "web")
+        assert svc is not None
+        assert [(p["port"], p["targetPort"]) for p in svc["spec"]["ports"]] == [
+            (80, 8080), (443, "https")]
+        assert svc["spec"]["selector"] == {"app": "web"}

@@ -1,0 +1,183 @@
+"""Field-number tables of the Kubernetes protobuf messages `protobuf.decode` understands.
+
+Numbers come from k8s.io/api (core/v1, apps/v1, coordination/v1) and apimachinery (meta/v1,
+util/intstr) `generated.proto`. A table maps a field number to (JSON name, type). Types:
+`str` (empty omitted), `bytes` (base64), `int` (kept when zero: pointers and required
+numbers), `int0` (omitted when zero), `bool`, `bool0` (omitted when false), `time`,
+`microtime`, `fieldsv1` (raw JSON), `intorstr` (IntOrString), `quantity`; or a tuple
+`("msg", table)`, `("map", value type)`, `("rep", type)`.
+
+Invariant: the tables of kinds marked strict (the partial Deployment/Service/PodSpec tables)
+make an unknown field an error instead of silently dropping data; complete tables (ObjectMeta,
+Secret, ConfigMap, ...) skip unknown fields as protobuf readers do.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Final, NamedTuple
+
+Schema = Mapping[int, tuple[str, Any]]
+
+TIME: Schema = {1: ("seconds", "int"), 2: ("nanos", "int")}
+_OWNER_REF: Schema = {
+    1: ("kind", "str"), 3: ("name", "str"), 4: ("uid", "str"), 5: ("apiVersion", "str"),
+    6: ("controller", "bool"), 7: ("blockOwnerDeletion", "bool"),
+}
+_MANAGED: Schema = {
+    1: ("manager", "str"), 2: ("operation", "str"), 3: ("apiVersion", "str"),
+    4: ("time", "time"), 6: ("fieldsType", "str"), 7: ("fieldsV1", "fieldsv1"),
+    8: ("subresource", "str"),
+}
+OBJECT_META: Schema = {
+    1: ("name", "str"), 2: ("generateName", "str"), 3: ("namespace", "str"),
+    4: ("selfLink", "str"), 5: ("uid", "str"), 6: ("resourceVersion", "str"),
+    7: ("generation", "int0"), 8: ("creationTimestamp", "time"),
+    9: ("deletionTimestamp", "time"), 10: ("deletionGracePeriodSeconds", "int"),
+    11: ("labels", ("map", "str")), 12: ("annotations", ("map", "str")),
+    13: ("ownerReferences", ("rep", ("msg", _OWNER_REF))),
+    14: ("finalizers", ("rep", "str")), 17: ("managedFields", ("rep", ("msg", _MANAGED))),
+}
+_META: Final = ("metadata", ("msg", OBJECT_META))
+_OBJECT_REF: Schema = {
+    1: ("kind", "str"), 2: ("namespace", "str"), 3: ("name", "str"), 4: ("uid", "str"),
+    5: ("apiVersion", "str"), 6: ("resourceVersion", "str"), 7: ("fieldPath", "str"),
+}
+_LOCAL_REF: Schema = {1: ("name", "str")}
+
+NAMESPACE: Schema = {
+    1: _META,
+    2: ("spec", ("msg", {1: ("finalizers", ("rep", "str"))})),
+    3: ("status", ("msg", {1: ("phase", "str")})),
+}
+SECRET: Schema = {
+    1: _META, 2: ("data", ("map", "bytes")), 3: ("type", "str"),
+    4: ("stringData", ("map", "str")), 5: ("immutable", "bool"),
+}
+CONFIG_MAP: Schema = {
+    1: _META, 2: ("data", ("map", "str")), 3: ("binaryData", ("map", "bytes")),
+    4: ("immutable", "bool"),
+}
+SERVICE_ACCOUNT: Schema = {
+    1: _META, 2: ("secrets", ("rep", ("msg", _OBJECT_REF))),
+    3: ("imagePullSecrets", ("rep", ("msg", _LOCAL_REF))),
+    4: ("automountServiceAccountToken", "bool"),
+}
+EVENT: Schema = {
+    1: _META, 2: ("involvedObject", ("msg", _OBJECT_REF)), 3: ("reason", "str"),
+    4: ("message", "str"), 5: ("source", ("msg", {1: ("component", "str"), 2: ("host", "str")})),
+    6: ("firstTimestamp", "time"), 7: ("lastTimestamp", "time"), 8: ("count", "int0"),
+    9: ("type", "str"), 10: ("eventTime", "microtime"),
+    11: ("series", ("msg", {1: ("count", "int0"), 2: ("lastObservedTime", "microtime")})),
+    12: ("action", "str"), 13: ("related", ("msg", _OBJECT_REF)),
+    14: ("reportingComponent", "str"), 15: ("reportingInstance", "str"),
+}
+LEASE: Schema = {
+    1: _META,
+    2: ("spec", ("msg", {
+        1: ("holderIdentity", "str"), 2: ("leaseDurationSeconds", "int"),
+        3: ("acquireTime", "microtime"), 4: ("renewTime", "microtime"),
+        5: ("leaseTransitions", "int"), 6: ("strategy", "str"), 7: ("preferredHolder", "str"),
+    })),
+}
+DELETE_OPTIONS: Schema = {
+    1: ("gracePeriodSeconds", "int"),
+    2: ("preconditions", ("msg", {1: ("uid", "str"), 2: ("resourceVersion", "str")})),
+    3: ("orphanDependents", "bool"), 4: ("propagationPolicy", "str"),
+    5: ("dryRun", ("rep", "str")),
+    6: ("ignoreStoreReadErrorWithClusterBreakingPotential", "bool"),
+}
+
+# ------------------------------------------------- workloads (strict: partial tables)
+
+_LABEL_SELECTOR: Schema = {
+    1: ("matchLabels", ("map", "str")),
+    2: ("matchExpressions", ("rep", ("msg", {
+        1: ("key", "str"), 2: ("operator", "str"), 3: ("values", ("rep", "str"))}))),
+}
+_CONTAINER_PORT: Schema = {
+    1: ("name", "str"), 2: ("hostPort", "int0"), 3: ("containerPort", "int"),
+    4: ("protocol", "str"), 5: ("hostIP", "str"),
+}
+_RESOURCES: Schema = {
+    1: ("limits", ("map", "quantity")), 2: ("requests", ("map", "quantity")),
+    3: ("claims", ("rep", ("msg", {1: ("name", "str"), 2: ("request", "str")}))),
+}
+_CONTAINER: Schema = {
+    1: ("name", "str"), 2: ("image", "str"), 3: ("command", ("rep", "str")),
+    4: ("args", ("rep", "str")), 5: ("workingDir", "str"),
+    6: ("ports", ("rep", ("msg", _CONTAINER_PORT))), 8: ("resources", ("msg", _RESOURCES)),
+    13: ("terminationMessagePath", "str"), 14: ("imagePullPolicy", "str"),
+    16: ("stdin", "bool0"), 17: ("stdinOnce", "bool0"), 18: ("tty", "bool0"),
+    20: ("terminationMessagePolicy", "str"),
+}
+_POD_SPEC: Schema = {
+    2: ("containers", ("rep", ("msg", _CONTAINER))), 3: ("restartPolicy", "str"),
+    4: ("terminationGracePeriodSeconds", "int"), 5: ("activeDeadlineSeconds", "int"),
+    6: ("dnsPolicy", "str"), 7: ("nodeSelector", ("map", "str")),
+    8: ("serviceAccountName", "str"), 9: ("serviceAccount", "str"), 10: ("nodeName", "str"),
+    11: ("hostNetwork", "bool0"), 12: ("hostPID", "bool0"), 13: ("hostIPC", "bool0"),
+    16: ("hostname", "str"), 17: ("subdomain", "str"), 19: ("schedulerName", "str"),
+    20: ("initContainers", ("rep", ("msg", _CONTAINER))),
+    21: ("automountServiceAccountToken", "bool"), 24: ("priorityClassName", "str"),
+    27: ("shareProcessNamespace", "bool"),
+}
+_POD_TEMPLATE: Schema = {1: _META, 2: ("spec", ("msg", _POD_SPEC))}
+_ROLLING_UPDATE: Schema = {1: ("maxUnavailable", "intorstr"), 2: ("maxSurge", "intorstr")}
+DEPLOYMENT: Schema = {
+    1: _META,
+    2: ("spec", ("msg", {
+        1: ("replicas", "int"), 2: ("selector", ("msg", _LABEL_SELECTOR)),
+        3: ("template", ("msg", _POD_TEMPLATE)),
+        4: ("strategy", ("msg", {1: ("type", "str"),
+                                 2: ("rollingUpdate", ("msg", _ROLLING_UPDATE))})),
+        5: ("minReadySeconds", "int0"), 6: ("revisionHistoryLimit", "int"),
+        7: ("paused", "bool0"), 9: ("progressDeadlineSeconds", "int"),
+    })),
+    3: ("status", ("msg", {
+        1: ("observedGeneration", "int0"), 2: ("replicas", "int0"),
+        3: ("updatedReplicas", "int0"), 4: ("availableReplicas", "int0"),
+        5: ("unavailableReplicas", "int0"), 7: ("readyReplicas", "int0"),
+        8: ("collisionCount", "int"),
+    })),
+}
+_SERVICE_PORT: Schema = {
+    1: ("name", "str"), 2: ("protocol", "str"), 3: ("port", "int"),
+    4: ("targetPort", "intorstr"), 5: ("nodePort", "int0"), 6: ("appProtocol", "str"),
+}
+SERVICE: Schema = {
+    1: _META,
+    2: ("spec", ("msg", {
+        1: ("ports", ("rep", ("msg", _SERVICE_PORT))), 2: ("selector", ("map", "str")),
+        3: ("clusterIP", "str"), 4: ("type", "str"), 5: ("externalIPs", ("rep", "str")),
+        7: ("sessionAffinity", "str"), 8: ("loadBalancerIP", "str"),
+        9: ("loadBalancerSourceRanges", ("rep", "str")), 10: ("externalName", "str"),
+        11: ("externalTrafficPolicy", "str"), 12: ("healthCheckNodePort", "int0"),
+        13: ("publishNotReadyAddresses", "bool0"), 17: ("ipFamilyPolicy", "str"),
+        18: ("clusterIPs", ("rep", "str")), 19: ("ipFamilies", ("rep", "str")),
+        20: ("allocateLoadBalancerNodePorts", "bool"), 21: ("loadBalancerClass", "str"),
+        22: ("internalTrafficPolicy", "str"),
+    })),
+    3: ("status", ("msg", {1: ("loadBalancer", ("msg", {}))})),
+}
+
+TYPE_META: Schema = {1: ("apiVersion", "str"), 2: ("kind", "str")}
+
+
+class KindTable(NamedTuple):
+    api_versions: frozenset[str]
+    schema: Schema
+    strict: bool = False
+
+
+KINDS: Final[Mapping[str, KindTable]] = {
+    "Namespace": KindTable(frozenset({"v1"}), NAMESPACE),
+    "Secret": KindTable(frozenset({"v1"}), SECRET),
+    "ConfigMap": KindTable(frozenset({"v1"}), CONFIG_MAP),
+    "ServiceAccount": KindTable(frozenset({"v1"}), SERVICE_ACCOUNT),
+    "Event": KindTable(frozenset({"v1"}), EVENT),
+    "Lease": KindTable(frozenset({"coordination.k8s.io/v1"}), LEASE),
+    "DeleteOptions": KindTable(frozenset({"v1", "meta.k8s.io/v1", ""}), DELETE_OPTIONS),
+    "Deployment": KindTable(frozenset({"apps/v1"}), DEPLOYMENT, strict=True),
+    "Service": KindTable(frozenset({"v1"}), SERVICE, strict=True),
+}
