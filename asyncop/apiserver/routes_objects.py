@@ -8,14 +8,13 @@ handlers never touch stored dicts except to serialize them.
 
 from __future__ import annotations
 
-import base64
 import itertools
 from typing import Any
 
 import orjson
 from aiohttp import web
 
-from asyncop.apiserver import errors, extensions
+from asyncop.apiserver import errors, extensions, listing, paths
 from asyncop.apiserver.http import (
     Target,
     decode_body,
@@ -48,9 +47,7 @@ class ObjectRoutes:
         out = as_version(obj, rt)
         if rt.is_custom and rt.schema and self._has_defaults(rt.schema):
             out = copy_obj(out)
-            meta = out.pop("metadata")
             extensions.schema_defaults(out, rt.schema)
-            out["metadata"] = meta
         return out
 
     def _has_defaults(self, schema: dict[str, Any]) -> bool:
@@ -99,14 +96,14 @@ class ObjectRoutes:
         rv_param = q.get("resourceVersion")
         rvm = q.get("resourceVersionMatch") or ""
         token = q.get("continue") or ""
-        _check_rvm(rvm, rv_param, token)
+        listing.check_rvm(rvm, rv_param, token)
         current = self.store.resource_version
-        requested = _parse_rv(rv_param)
+        requested = listing.parse_rv(rv_param)
         if requested is not None and requested > current:
             raise errors.too_large_rv(requested, current)
-        limit = _parse_limit(q.get("limit"))
+        limit = listing.parse_limit(q.get("limit"))
         if token:
-            list_rv, snap_id, offset = _decode_token(token)
+            list_rv, snap_id, offset = listing.decode_token(token)
             items = self.store.snapshot(snap_id)
             if items is None:
                 raise errors.expired(
@@ -140,7 +137,7 @@ class ObjectRoutes:
             if not snap_id:
                 snap_id = str(next(_SNAPSHOT_IDS))
                 self.store.save_snapshot(snap_id, items)
-            meta["continue"] = _encode_token(list_rv, snap_id, offset + limit,
+            meta["continue"] = listing.encode_token(list_rv, snap_id, offset + limit,
                                              page[limit]["metadata"])
             meta["remainingItemCount"] = len(page) - limit
             page = page[:limit]
@@ -283,14 +280,14 @@ class ObjectRoutes:
         if rt.scale is None:
             raise errors.path_not_found()
         meta = obj["metadata"]
-        spec_replicas = _get_path(obj, rt.scale.spec_replicas_path)
-        status_replicas = _get_path(obj, rt.scale.status_replicas_path)
+        spec_replicas = paths.get_path(obj, rt.scale.spec_replicas_path)
+        status_replicas = paths.get_path(obj, rt.scale.status_replicas_path)
         status: dict[str, Any] = {"replicas": int(status_replicas or 0)}
         selector: Any = None
         if rt.scale.label_selector_path and rt.is_custom:
-            selector = _get_path(obj, rt.scale.label_selector_path)
+            selector = paths.get_path(obj, rt.scale.label_selector_path)
         elif not rt.is_custom:
-            selector = _selector_string((obj.get("spec") or {}).get("selector") or {})
+            selector = paths.selector_string((obj.get("spec") or {}).get("selector") or {})
         if selector:
             status["selector"] = selector
         scale_meta = {k: meta[k] for k in ("name", "namespace", "uid", "resourceVersion",
@@ -317,7 +314,7 @@ class ObjectRoutes:
                 "spec.replicas", "FieldValueInvalid",
                 f"Invalid value: {errors.quote(replicas)}: must be greater than or equal to 0")])
         new = copy_obj(self.view(rt, old))
-        _set_path(new, rt.scale.spec_replicas_path, replicas)
+        paths.set_path(new, rt.scale.spec_replicas_path, replicas)
         obj = self.writer.update(rt, new, namespace=t.namespace, name=t.name, ctx=ctx)
         return json_response(self._scale(rt, obj))
 
@@ -403,92 +400,16 @@ def _apply_conflict(rt: ResourceType, name: str, exc: extensions.ApplyConflicts)
     return err
 
 
-def _check_rvm(rvm: str, rv: str | None, token: str) -> None:
-    if not rvm:
-        return
-    if rvm not in ("NotOlderThan", "Exact"):
-        raise errors.invalid_options("ListOptions", [errors.cause(
-            "resourceVersionMatch", "FieldValueNotSupported",
-            f'Unsupported value: "{rvm}": supported values: "Exact", "NotOlderThan", ""')])
-    if token:
-        raise errors.invalid_options("ListOptions", [errors.cause(
-            "resourceVersionMatch", "FieldValueForbidden",
-            "Forbidden: resourceVersionMatch is forbidden when continue is provided")])
-    if not rv:
-        raise errors.invalid_options("ListOptions", [errors.cause(
-            "resourceVersionMatch", "FieldValueForbidden",
-            "Forbidden: resourceVersionMatch is forbidden unless resourceVersion is provided")])
-    if rvm == "Exact" and rv == "0":
-        raise errors.invalid_options("ListOptions", [errors.cause(
-            "resourceVersionMatch", "FieldValueForbidden",
-            'Forbidden: resourceVersionMatch "exact" is forbidden for resourceVersion "0"')])
 
 
-def _parse_rv(value: str | None) -> int | None:
-    if not value:
-        return None
-    try:
-        rv = int(value)
-    except ValueError:
-        raise errors.bad_request(f'invalid resource version "{value}"') from None
-    return rv if rv > 0 else None
 
 
-def _parse_limit(value: str | None) -> int:
-    if not value:
-        return 0
-    try:
-        return max(0, int(value))
-    except ValueError:
-        raise errors.bad_request(f'invalid limit "{value}"') from None
 
 
-def _encode_token(rv: int, snap: str, offset: int, next_meta: dict[str, Any]) -> str:
-    start = f"{next_meta.get('namespace') or ''}/{next_meta['name']}"
-    raw = orjson.dumps({"v": "meta.k8s.io/v1", "rv": rv, "start": start, "s": snap, "o": offset})
-    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
 
 
-def _decode_token(token: str) -> tuple[int, str, int]:
-    try:
-        data = orjson.loads(base64.urlsafe_b64decode(token + "=" * (-len(token) % 4)))
-        return int(data["rv"]), str(data["s"]), int(data["o"])
-    except (ValueError, KeyError, TypeError, orjson.JSONDecodeError):
-        raise errors.bad_request("continue key is not valid: illegal base64 data") from None
 
 
-def _get_path(obj: dict[str, Any], path: str) -> Any:
-    cur: Any = obj
-    for part in path.split("."):
-        if not isinstance(cur, dict):
-            return None
-        cur = cur.get(part)
-    return cur
 
 
-def _set_path(obj: dict[str, Any], path: str, value: Any) -> None:
-    parts = path.split(".")
-    cur = obj
-    for part in parts[:-1]:
-        nxt = cur.get(part)
-        if not isinstance(nxt, dict):
-            nxt = cur[part] = {}
-        cur = nxt
-    cur[parts[-1]] = value
 
-
-def _selector_string(selector: dict[str, Any]) -> str:
-    parts = [f"{k}={v}" for k, v in sorted((selector.get("matchLabels") or {}).items())]
-    for expr in selector.get("matchExpressions") or []:
-        op = str(expr.get("operator", ""))
-        key = expr.get("key", "")
-        values = ",".join(sorted(expr.get("values") or []))
-        if op == "In":
-            parts.append(f"{key} in ({values})")
-        elif op == "NotIn":
-            parts.append(f"{key} notin ({values})")
-        elif op == "Exists":
-            parts.append(str(key))
-        elif op == "DoesNotExist":
-            parts.append(f"!{key}")
-    return ",".join(parts)

@@ -177,23 +177,17 @@ class Writer:
         schema = rt.schema
         if not schema:
             return
-        meta = obj.pop("metadata")
-        before = extensions_copy(obj) if ctx.field_validation != "Ignore" else None
-        extensions.schema_prune(obj, schema)
-        if before is not None:
-            unknown = _removed_paths(before, obj, "")
-            if unknown and ctx.field_validation == "Strict":
-                obj["metadata"] = meta
-                raise errors.bad_request(
-                    f'{rt.kind} in version "{rt.version}" cannot be handled as a {rt.kind}: '
-                    "strict decoding error: "
-                    + ", ".join(f'unknown field "{p}"' for p in unknown))
+        unknown = extensions.schema_prune(obj, schema)
+        if unknown and ctx.field_validation == "Strict":
+            raise errors.bad_request(
+                f'{rt.kind} in version "{rt.version}" cannot be handled as a {rt.kind}: '
+                "strict decoding error: " + ", ".join(f'unknown field "{p}"' for p in unknown))
+        if ctx.field_validation == "Warn":
             ctx.warnings.extend(f'unknown field "{p}"' for p in unknown)
         extensions.schema_defaults(obj, schema)
-        obj["metadata"] = meta
         causes = extensions.schema_validate(obj, schema)
         if causes:
-            raise errors.invalid(rt, str(meta.get("name", "")), causes)
+            raise errors.invalid(rt, str(obj["metadata"].get("name", "")), causes)
 
     # --- update ------------------------------------------------------------------------------
 
@@ -379,30 +373,6 @@ class Writer:
     @staticmethod
     def returns_object(rt: ResourceType) -> bool:
         return rt.gr in RETURNS_DELETED_OBJECT
-
-
-def extensions_copy(obj: dict[str, Any]) -> dict[str, Any]:
-    from asyncop.apiserver.storage import copy_obj
-
-    return copy_obj(obj)
-
-
-def _removed_paths(before: Any, after: Any, prefix: str) -> list[str]:
-    if not isinstance(before, dict) or not isinstance(after, dict):
-        if isinstance(before, list) and isinstance(after, list) and len(before) == len(after):
-            out: list[str] = []
-            for i, (b, a) in enumerate(zip(before, after, strict=True)):
-                out += _removed_paths(b, a, f"{prefix}[{i}]")
-            return out
-        return []
-    paths: list[str] = []
-    for key, value in before.items():
-        path = f"{prefix}.{key}" if prefix else key
-        if key not in after:
-            paths.append(path)
-        else:
-            paths += _removed_paths(value, after[key], path)
-    return paths
 
 
 __all__ = ["BadRequest", "DeleteResult", "WriteContext", "Writer"]
