@@ -8,7 +8,6 @@ handlers never touch stored dicts except to serialize them.
 
 from __future__ import annotations
 
-import itertools
 from typing import Any
 
 import orjson
@@ -30,7 +29,6 @@ from asyncop.apiserver.selectors import matcher, parse_field_selector, parse_lab
 from asyncop.apiserver.storage import Store, as_version, copy_obj
 from asyncop.apiserver.writes import WriteContext, Writer
 
-_SNAPSHOT_IDS = itertools.count(1)
 
 
 class ObjectRoutes:
@@ -135,8 +133,7 @@ class ObjectRoutes:
         page = items[offset:]
         if limit and len(page) > limit:
             if not snap_id:
-                snap_id = str(next(_SNAPSHOT_IDS))
-                self.store.save_snapshot(snap_id, items)
+                snap_id = self.store.save_snapshot(items)
             meta["continue"] = listing.encode_token(list_rv, snap_id, offset + limit,
                                              page[limit]["metadata"])
             meta["remainingItemCount"] = len(page) - limit

@@ -62,6 +62,7 @@ class Store:
         self._objects: dict[GR, dict[Key, dict[str, Any]]] = {}
         self._admission: dict[GR, list[Admission]] = {}
         self._snapshots: OrderedDict[str, list[dict[str, Any]]] = OrderedDict()
+        self._snapshot_seq = 0
         from asyncop.apiserver.writes import Writer
 
         self.writer = Writer(self)
@@ -126,10 +127,14 @@ class Store:
 
     # --- pagination snapshots ----------------------------------------------------------------
 
-    def save_snapshot(self, token: str, items: list[dict[str, Any]]) -> None:
+    def save_snapshot(self, items: list[dict[str, Any]]) -> str:
+        """Keep a list result for its continue tokens (the 64 newest are kept)."""
+        self._snapshot_seq += 1
+        token = str(self._snapshot_seq)
         self._snapshots[token] = items
         while len(self._snapshots) > 64:
             self._snapshots.popitem(last=False)
+        return token
 
     def snapshot(self, token: str) -> list[dict[str, Any]] | None:
         return self._snapshots.get(token)
