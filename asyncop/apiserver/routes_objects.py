@@ -30,7 +30,6 @@ from asyncop.apiserver.storage import Store, as_version, copy_obj
 from asyncop.apiserver.writes import WriteContext, Writer
 
 
-
 class ObjectRoutes:
     def __init__(self, store: Store) -> None:
         self.store = store
