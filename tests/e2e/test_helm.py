@@ -251,10 +251,13 @@ async def test_install_upgrade_uninstall(apiserver: ApiServer, helm: Helm) -> No
     assert get(apiserver, CRD, "widgets.example.com", None) is not None
 
 
-async def test_install_and_uninstall_with_watcher_wait(apiserver: ApiServer, helm: Helm) -> None:
-    release = await helm.install("rel2", {"replicas": 2}, wait="watcher", timeout=30)
+@pytest.mark.parametrize("wait", ["watcher", "legacy"])
+async def test_install_upgrade_uninstall_waiting_for_readiness(
+    apiserver: ApiServer, helm: Helm, wait: str
+) -> None:
+    release = await helm.install("rel2", {"replicas": 2}, wait=wait, timeout=30)
     assert release["status"] == "deployed"
-    # Helm returned only once kstatus saw the Deployment rolled out
+    # Helm returned only once it saw the Deployment rolled out (kstatus, or legacy polling)
     deploy = get(apiserver, DEPLOY, "rel2-demo")
     assert deploy is not None
     status = deploy["status"]
@@ -263,14 +266,14 @@ async def test_install_and_uninstall_with_watcher_wait(apiserver: ApiServer, hel
     assert {c["type"]: c["status"] for c in status["conditions"]}["Available"] == "True"
 
     release = await helm.upgrade("rel2", {"replicas": 1, "image": "nginx:1.28"},
-                                 wait="watcher", timeout=30)
+                                 wait=wait, timeout=30)
     assert release["status"] == "deployed"
     deploy = get(apiserver, DEPLOY, "rel2-demo")
     assert deploy is not None
     assert deploy["status"]["updatedReplicas"] == deploy["status"]["readyReplicas"] == 1
     assert deploy["spec"]["template"]["spec"]["containers"][0]["image"] == "nginx:1.28"
 
-    await helm.uninstall("rel2", wait="watcher", timeout=30)
+    await helm.uninstall("rel2", wait=wait, timeout=30)
     assert get(apiserver, DEPLOY, "rel2-demo") is None
     assert names(apiserver, SECRET) == []
 
