@@ -23,6 +23,7 @@ from asyncop.apiserver.simulators.pods import PodSimulator
 from asyncop.apiserver.simulators.replicasets import ReplicaSetSimulator
 from asyncop.apiserver.simulators.services import ServiceAllocator
 from asyncop.apiserver.simulators.statefulsets import StatefulSetSimulator
+from asyncop.apiserver.simulators.volumes import VolumeBinder
 from asyncop.clock import Clock
 
 __all__ = ["SimulatorConfig", "start_simulators"]
@@ -48,6 +49,8 @@ def start_simulators(store: SimStore, clock: Clock,
         sims.append(StatefulSetSimulator(store, clock, config))
     if config.daemonsets:
         sims.append(DaemonSetSimulator(store, clock, config))
+    if config.volumes:
+        sims.append(VolumeBinder(store, clock, config))
     if config.pods:
         sims.append(PodSimulator(store, clock, config))
     if not sims:

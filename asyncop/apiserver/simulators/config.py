@@ -28,6 +28,8 @@ class SimulatorConfig:
     """StatefulSet -> ordinal Pods, revisions and status."""
     daemonsets: bool = True
     """DaemonSet -> one Pod on the one simulated node."""
+    volumes: bool = True
+    """PersistentVolumeClaims get a provisioned PersistentVolume and become Bound."""
 
     pod_start_delay: float = 0.0
     """Seconds from a pod's first sighting to Running (it is bound at once)."""

@@ -6,11 +6,14 @@ Pods carry the template labels plus `controller-revision-hash: <sts>-<template h
 missing ordinal only once every lower one is Ready, one at a time, and removes the highest
 first; `Parallel` does all at once. RollingUpdate replaces outdated pods from the highest
 ordinal down to `partition`, one at a time once all pods are Ready; OnDelete never replaces.
-Terminated (Succeeded/Failed) pods are deleted and recreated. Status: observedGeneration,
-replicas, readyReplicas, availableReplicas, currentReplicas, updatedReplicas, currentRevision
-(moves to updateRevision once every pod is updated), updateRevision, collisionCount.
-Not simulated: volumeClaimTemplates (no PVCs are created), ControllerRevision objects,
-minReadySeconds. Invariant: a pod name is only (re)created when no pod of that name exists.
+Terminated (Succeeded/Failed) pods are deleted and recreated. Each `volumeClaimTemplates` entry
+becomes a claim `<template>-<sts>-<i>` (labelled with the selector's matchLabels, created
+before its pod and kept afterwards, as the default Retain policy does) mounted as a volume of
+that name. Status: observedGeneration, replicas, readyReplicas, availableReplicas,
+currentReplicas, updatedReplicas, currentRevision (moves to updateRevision once every pod is
+updated), updateRevision, collisionCount.
+Not simulated: ControllerRevision objects, PVC retention policies, minReadySeconds.
+Invariant: a pod name is only (re)created when no pod of that name exists.
 """
 
 from __future__ import annotations
@@ -56,6 +59,7 @@ class StatefulSetSimulator(Simulator[tuple[str, str]]):
                          resync_period=config.resync_period)
         self.sts_rt: ResourceType = store.resolve("apps", "v1", "statefulsets")
         self.pod_rt: ResourceType = store.resolve("", "v1", "pods")
+        self.pvc_rt: ResourceType = store.resolve("", "v1", "persistentvolumeclaims")
 
     def observe(self, event: str, rt: ResourceType, obj: Obj) -> None:
         if rt.gr == self.sts_rt.gr:
@@ -111,6 +115,7 @@ class StatefulSetSimulator(Simulator[tuple[str, str]]):
             service = (sts.get("spec") or {}).get("serviceName")
             if service:
                 pod["spec"]["subdomain"] = service
+            await self._claims(sts, pod, index)
             pods[index] = await self.store.create(self.pod_rt, pod, namespace=ns)
             if not parallel:
                 break
@@ -118,6 +123,29 @@ class StatefulSetSimulator(Simulator[tuple[str, str]]):
             await self.store.delete(self.pod_rt, ns, name_of(pods.pop(index)))
             if not parallel:
                 break
+
+    async def _claims(self, sts: Obj, pod: Obj, index: int) -> None:
+        """Create the pod's claims from volumeClaimTemplates and mount them as volumes."""
+        spec = sts.get("spec") or {}
+        volumes: list[dict[str, Any]] = pod["spec"].setdefault("volumes", [])
+        labels = (spec.get("selector") or {}).get("matchLabels") or {}
+        for template in spec.get("volumeClaimTemplates") or ():
+            tname = str((template.get("metadata") or {}).get("name") or "")
+            if not tname:
+                continue
+            claim_name = f"{tname}-{name_of(sts)}-{index}"
+            if self.store.get(self.pvc_rt, ns_of(sts), claim_name) is None:
+                tmeta = template.get("metadata") or {}
+                claim = {"apiVersion": "v1", "kind": "PersistentVolumeClaim",
+                         "metadata": {"name": claim_name, "namespace": ns_of(sts),
+                                      "labels": {**(tmeta.get("labels") or {}), **labels}},
+                         "spec": dict(template.get("spec") or {})}
+                await self.store.create(self.pvc_rt, claim, namespace=ns_of(sts))
+            if not any(v.get("name") == tname for v in volumes):
+                volumes.append({"name": tname,
+                                "persistentVolumeClaim": {"claimName": claim_name}})
+        if not volumes:
+            del pod["spec"]["volumes"]
 
     async def _roll(self, sts: Obj, pods: dict[int, Obj], want: int, revision: str) -> None:
         strategy = (sts.get("spec") or {}).get("updateStrategy") or {}

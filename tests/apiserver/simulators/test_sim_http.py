@@ -155,3 +155,25 @@ async def test_kubectl_rollout_status_and_namespace_deletion(server: ApiServer,
     assert rc == 0, out
     rc, out = await kubectl(config, cache, "get", "namespace", "shop")
     assert rc != 0 and "NotFound" in out, out
+
+
+async def test_simulators_resume_after_a_restart_keeping_state(server: ApiServer) -> None:
+    store = server.store
+    D = store.resolve("apps", "v1", "deployments")
+    S = store.resolve("", "v1", "services")
+    await store.create(D, {**WEB, "spec": {**WEB["spec"], "replicas": 1}})  # type: ignore[dict-item]
+    await eventually(lambda: (store.get(D, "default", "web") or {}).get("status", {})
+                     .get("availableReplicas") == 1, timeout=10, message="first rollout")
+    await server.restart(keep_state=True)
+    store = server.store
+    d = store.get(D, "default", "web")
+    assert d is not None
+    d["spec"]["replicas"] = 2
+    await store.update(D, d)
+    await eventually(lambda: (store.get(D, "default", "web") or {}).get("status", {})
+                     .get("availableReplicas") == 2, timeout=10, message="rollout after restart")
+    a = await store.create(S, {"metadata": {"name": "a", "namespace": "default"},
+                               "spec": {"ports": [{"port": 80}]}})
+    b = await store.create(S, {"metadata": {"name": "b", "namespace": "default"},
+                               "spec": {"ports": [{"port": 80}]}})
+    assert a["spec"]["clusterIP"] != b["spec"]["clusterIP"]

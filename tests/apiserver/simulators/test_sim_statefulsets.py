@@ -119,3 +119,35 @@ async def test_ordered_ready_waits_for_each_ordinal_and_parallel_does_not() -> N
         assert sts_current(sim.store.get(STS, NS, "par"))
     finally:
         await stop(sim)
+
+
+async def test_claims_are_provisioned_bound_and_mounted(sim: Sim) -> None:
+    STS, PVC, PV = (sim.rt("apps", "v1", "statefulsets"),
+                    sim.rt("", "v1", "persistentvolumeclaims"),
+                    sim.rt("", "v1", "persistentvolumes"))
+    claim_template = {"metadata": {"name": "data"},
+                      "spec": {"accessModes": ["ReadWriteOnce"],
+                               "resources": {"requests": {"storage": "5Gi"}}}}
+    await sim.store.create(STS, workload("StatefulSet", "pg", replicas=2,
+                                         volumeClaimTemplates=[claim_template]))
+    await eventually(lambda: sts_current(sim.store.get(STS, NS, "pg")), timeout=10,
+                     message="statefulset with claims ready")
+    for i in range(2):
+        claim = sim.store.get(PVC, NS, f"data-pg-{i}")
+        assert claim is not None
+        assert claim["metadata"]["labels"] == {"app": "pg"}
+        assert claim["status"] == {"phase": "Bound", "accessModes": ["ReadWriteOnce"],
+                                   "capacity": {"storage": "5Gi"}}
+        pv = sim.store.get(PV, None, claim["spec"]["volumeName"])
+        assert pv is not None and pv["spec"]["claimRef"]["uid"] == claim["metadata"]["uid"]
+        assert pv["status"]["phase"] == "Bound"
+        pod = sim.store.get(sim.rt("", "v1", "pods"), NS, f"pg-{i}")
+        assert pod is not None
+        assert {"name": "data", "persistentVolumeClaim": {"claimName": f"data-pg-{i}"}} in \
+            pod["spec"]["volumes"]
+
+    claim = sim.store.get(PVC, NS, "data-pg-1")
+    assert claim is not None
+    await sim.store.delete(PVC, NS, "data-pg-1")
+    await eventually(lambda: sim.store.get(PV, None, claim["spec"]["volumeName"]) is None,
+                     timeout=5, message="provisioned volume reclaimed")
