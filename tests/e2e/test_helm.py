@@ -18,11 +18,13 @@ import asyncio
 import base64
 import gzip
 import json
+import re
 import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
+import aiohttp
 import pytest
 
 from asyncop.apiserver import ApiServer
@@ -319,3 +321,26 @@ async def test_rollback_restores_the_previous_revision(apiserver: ApiServer, hel
                       "sh.helm.release.v1.rel5.v3": "deployed"}
     listed = await helm.list(all_namespaces=True)
     assert [(r["name"], r["revision"], r["status"]) for r in listed] == [("rel5", 3, "deployed")]
+
+
+async def test_upgrade_conflicts_with_a_field_another_manager_changed(
+    apiserver: ApiServer, helm: Helm
+) -> None:
+    """Helm 4 applies with force=false: a field someone else took over is a 409 conflict."""
+    await helm.install("rel6", {})
+    store = apiserver.store
+    deploy_rt = store.resolve("apps", "v1", "deployments")
+    async with aiohttp.ClientSession() as http, http.patch(
+        f"{apiserver.url}/apis/apps/v1/namespaces/default/deployments/rel6-demo"
+        "?fieldManager=autoscaler", json={"spec": {"replicas": 5}},
+        headers={"Content-Type": "application/merge-patch+json"},
+    ) as resp:
+        assert resp.status == 200
+    conflict = 'conflict with "autoscaler" using apps/v1: .spec.replicas'
+    with pytest.raises(HelmError, match=re.escape(conflict)):
+        await helm.upgrade("rel6", {"greeting": "changed"})
+    deploy = store.get(deploy_rt, "default", "rel6-demo")
+    assert deploy is not None
+    assert deploy["spec"]["replicas"] == 5
+    secret, _ = release_record(apiserver, "rel6", 2)
+    assert secret["metadata"]["labels"]["status"] == "failed"
