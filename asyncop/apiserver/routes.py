@@ -21,6 +21,8 @@ from asyncop.apiserver.http import (
     json_response,
     query_bool,
 )
+from asyncop.apiserver.registry import CRD_GR
+from asyncop.apiserver.resources import ResourceType
 from asyncop.apiserver.routes_objects import ObjectRoutes
 from asyncop.apiserver.routes_watch import WatchRoutes
 from asyncop.apiserver.storage import Store
@@ -168,6 +170,29 @@ class Router:
         check_acceptable(request)
         if verb == "watch":
             return await self.watches.watch(request, t)
+        response = await self._verb(request, t, verb)
+        warning = self._deprecation(t.rt) if t.rt.is_custom else None
+        if warning:
+            response.headers.add("Warning", f'299 - "{warning}"')
+        return response
+
+    def _deprecation(self, rt: ResourceType) -> str | None:
+        """The Warning text for a deprecated CRD version (V-1), or None."""
+        crd = self.store.raw_get(CRD_GR, "", rt.crd_name or "")
+        if crd is None:
+            return None
+        for version in (crd.get("spec") or {}).get("versions") or []:
+            if version.get("name") == rt.version and version.get("deprecated"):
+                text = version.get("deprecationWarning")
+                if text:
+                    return str(text).replace('"', "'")
+                text = f"{rt.group}/{rt.version} {rt.kind} is deprecated"
+                if rt.storage_version and rt.storage_version != rt.version:
+                    text += f"; use {rt.group}/{rt.storage_version} {rt.kind}"
+                return text
+        return None
+
+    async def _verb(self, request: web.Request, t: Target, verb: str) -> web.StreamResponse:
         if verb == "get":
             return self.objects.get(request, t)
         if verb == "list":

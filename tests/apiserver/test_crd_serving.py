@@ -184,3 +184,39 @@ async def test_conflicting_names_are_not_served(srv: Srv) -> None:
     assert conditions["NamesAccepted"]["reason"] == "KindConflict"
     async with http.get(server.url + "/apis/example.com/v1/namespaces/default/gadgets") as r:
         assert r.status == 404
+
+
+THING_CRD: dict[str, Any] = {
+    "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+    "metadata": {"name": "things.example.com"},
+    "spec": {"group": "example.com", "scope": "Namespaced",
+             "names": {"plural": "things", "kind": "Thing"},
+             "versions": [
+                 {"name": "v1beta1", "served": True, "storage": False, "deprecated": True,
+                  "schema": {"openAPIV3Schema": {"type": "object", "properties": {
+                      "spec": {"type": "object", "properties": {"a": {"type": "string"}}}}}}},
+                 {"name": "v1", "served": True, "storage": True,
+                  "schema": {"openAPIV3Schema": {"type": "object", "properties": {
+                      "spec": {"type": "object", "properties": {
+                          "a": {"type": "string"},
+                          "b": {"type": "string", "default": "bee"}}}}}}}]}}
+
+
+async def test_multi_version_crd(apiserver_no_sim: ApiServer) -> None:
+    url = apiserver_no_sim.url
+    things = "/namespaces/default/things"
+    async with aiohttp.ClientSession() as http:
+        async with http.post(url + CRDS, json=THING_CRD) as r:
+            assert (await _json(r))["status"]["storedVersions"] == ["v1"]
+        async with http.post(url + "/apis/example.com/v1beta1" + things,
+                             json={"metadata": {"name": "t"}, "spec": {"a": "x"}}) as r:
+            assert r.status == 201
+            assert r.headers.getall("Warning") == [
+                '299 - "example.com/v1beta1 Thing is deprecated; use example.com/v1 Thing"']
+            assert (await _json(r))["apiVersion"] == "example.com/v1beta1"
+        async with http.get(url + "/apis/example.com/v1" + things + "/t") as r:
+            thing = await _json(r)
+        assert thing["apiVersion"] == "example.com/v1"
+        assert thing["spec"] == {"a": "x", "b": "bee"}  # read-time default of v1
+        async with http.get(url + "/apis/example.com") as r:
+            assert (await _json(r))["preferredVersion"]["version"] == "v1"

@@ -228,3 +228,62 @@ async def test_crd_deletion_closes_its_watches(apiserver_no_sim: ApiServer,
     async with http.delete(srv.url + CRDS + "/widgets.example.com") as r:
         assert r.status == 200
     await eventually(lambda: stream.ended)
+
+
+async def test_table_watch_events(apiserver_no_sim: ApiServer,
+                                  http: aiohttp.ClientSession) -> None:
+    srv = apiserver_no_sim
+    await _create(http, srv, "a")
+    await _create(http, srv, "b")
+    accept = "application/json;as=Table;v=v1;g=meta.k8s.io,application/json"
+    events: list[dict[str, Any]] = []
+    async with http.get(srv.url + CM + "?watch=1&timeoutSeconds=1",
+                        headers={"Accept": accept}) as resp:
+        async for line in resp.content:
+            events.append(orjson.loads(line))
+            if len(events) == 2:
+                break
+    tables = [e["object"] for e in events]
+    assert [t["kind"] for t in tables] == ["Table", "Table"]
+    assert tables[0]["columnDefinitions"] and not tables[1]["columnDefinitions"]
+    assert [t["rows"][0]["cells"][0] for t in tables] == ["a", "b"]
+
+
+async def test_python_clients_report_410_after_compaction(apiserver_no_sim: ApiServer) -> None:
+    from kubernetes import client as sync_client
+    from kubernetes import watch as sync_watch
+    from kubernetes.client.exceptions import ApiException as SyncApiException
+
+    srv = apiserver_no_sim
+    rt = srv.store.resolve("", "v1", "configmaps")
+    srv.store.writer.create(rt, {"metadata": {"name": "a"}}, namespace="default")
+    old_rv = str(srv.store.resource_version)
+    srv.store.writer.create(rt, {"metadata": {"name": "b"}}, namespace="default")
+    srv.faults.expire_history()
+
+    def sync_watch_410() -> int:
+        cfg = sync_client.Configuration()
+        cfg.host = srv.url
+        with sync_client.ApiClient(cfg) as api_client:
+            v1 = sync_client.CoreV1Api(api_client)
+            try:
+                for _ in sync_watch.Watch().stream(v1.list_namespaced_config_map, "default",
+                                                   resource_version=old_rv,
+                                                   timeout_seconds=5):
+                    pass
+            except SyncApiException as exc:
+                return int(exc.status)
+        return 0
+
+    assert await asyncio.to_thread(sync_watch_410) == 410
+
+    cfg = kclient.Configuration(host=srv.url)
+    async with kclient.ApiClient(cfg) as api_client:
+        v1 = kclient.CoreV1Api(api_client)
+        with pytest.raises(kclient.exceptions.ApiException) as info:
+            async with kwatch.Watch().stream(v1.list_namespaced_config_map, "default",
+                                             resource_version=old_rv,
+                                             timeout_seconds=5) as stream:
+                async for _ in stream:
+                    pass
+        assert info.value.status == 410
