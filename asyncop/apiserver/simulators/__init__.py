@@ -16,6 +16,7 @@ from asyncop.apiserver.simulators.base import SimStore, Simulator, pump
 from asyncop.apiserver.simulators.config import SimulatorConfig
 from asyncop.apiserver.simulators.daemonsets import DaemonSetSimulator
 from asyncop.apiserver.simulators.deployments import DeploymentSimulator
+from asyncop.apiserver.simulators.endpoints import EndpointsSimulator
 from asyncop.apiserver.simulators.gc import GarbageCollector
 from asyncop.apiserver.simulators.jobs import JobSimulator
 from asyncop.apiserver.simulators.namespaces import NamespaceSimulator
@@ -51,6 +52,8 @@ def start_simulators(store: SimStore, clock: Clock,
         sims.append(DaemonSetSimulator(store, clock, config))
     if config.volumes:
         sims.append(VolumeBinder(store, clock, config))
+    if config.endpoints:
+        sims.append(EndpointsSimulator(store, clock, config))
     if config.pods:
         sims.append(PodSimulator(store, clock, config))
     if not sims:

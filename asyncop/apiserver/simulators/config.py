@@ -22,6 +22,8 @@ class SimulatorConfig:
     """Scheduler + kubelet stand-in: Pending -> Running (-> Succeeded/Failed)."""
     services: bool = True
     """clusterIP and nodePort allocation (an admission hook on services)."""
+    endpoints: bool = True
+    """Endpoints objects listing the (ready / not ready) pods a Service selects."""
     jobs: bool = True
     """Job -> Pod controller with Complete/Failed conditions (Helm hooks wait on it)."""
     statefulsets: bool = True

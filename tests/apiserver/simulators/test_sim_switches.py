@@ -106,5 +106,5 @@ async def test_all_off_starts_no_tasks() -> None:
     store = Store(clock=RealClock())
     off = SimulatorConfig(gc=False, namespaces=False, deployments=False, pods=False, jobs=False,
                           statefulsets=False, daemonsets=False, volumes=False,
-                          services=False)
+                          endpoints=False, services=False)
     assert start_simulators(store, RealClock(), off) == []
