@@ -29,7 +29,7 @@ import orjson
 
 from asyncop.apiserver import fieldset
 from asyncop.apiserver.fieldset import MISSING, PRESENT, Path
-from asyncop.apiserver.patch import PatchError, strategic_merge_patch
+from asyncop.apiserver.patch import PatchError, apply_merge
 
 __all__ = ["ApplyConflict", "FieldConflict", "record_update", "server_side_apply"]
 
@@ -212,8 +212,8 @@ def server_side_apply(
         kept = set(new_leaves).union(*(e.paths for e in others))
         for path in sorted(own.paths - set(new_leaves), key=len):
             if not fieldset.covers(path, kept):
-                fieldset.remove_path(base, path)
-    result = strategic_merge_patch(base, config, kind=kind) if live is not None else config
+                fieldset.remove_path(base, path, kind)
+    result = apply_merge(base, config, kind=kind) if live is not None else config
 
     new_paths = set(new_leaves)
     unchanged = (

@@ -63,8 +63,9 @@ def walk(value: Any, node: Node | None, prefix: Path, out: dict[Path, Any]) -> N
         return
     key = _item_key(node, value)
     if key is not None:
+        assert node is not None
         for item in value:
-            item_path = (*prefix, "k:" + to_json({key: item[key]}))
+            item_path = (*prefix, "k:" + to_json(node.identity(item, full=True)))
             out[item_path] = PRESENT
             for name, child in item.items():
                 walk(child, node.child(name) if node else None, (*item_path, f"f:{name}"), out)
@@ -127,8 +128,9 @@ def _diff(old: Any, new: Any, node: Node | None, prefix: Path,
         return
     key = _item_key(node, new)
     if key is not None and _item_key(node, old) == key:
-        before = {to_json({key: i[key]}): i for i in old}
-        after = {to_json({key: i[key]}): i for i in new}
+        assert node is not None
+        before = {to_json(node.identity(i, full=True)): i for i in old}
+        after = {to_json(node.identity(i, full=True)): i for i in new}
         for ident, item in after.items():
             item_path = (*prefix, f"k:{ident}")
             if ident in before:
@@ -209,27 +211,29 @@ def readable(path: Path) -> str:
     return "".join(out)
 
 
-def remove_path(obj: Any, path: Path) -> None:
+def remove_path(obj: Any, path: Path, kind: str) -> None:
     """Delete the field/item/member at `path` from `obj` in place (no-op when absent), then
     drop the containers this emptied, never a top-level field."""
     parents: list[tuple[Any, Any]] = []
-    node = obj
+    node: Node | None = schema_for(kind)
+    value = obj
     for element in path:
         prefix, rest = element[:2], element[2:]
         index: Any = None
-        if prefix == "f:" and isinstance(node, dict) and rest in node:
+        if prefix == "f:" and isinstance(value, dict) and rest in value:
             index = rest
-        elif prefix == "k:" and isinstance(node, list):
+            node = node.child(rest) if node else None
+        elif prefix == "k:" and isinstance(value, list):
             fields = orjson.loads(rest)
-            index = next((i for i, item in enumerate(node) if isinstance(item, dict)
-                          and all(equal(item.get(k), v) for k, v in fields.items())), None)
-        elif prefix == "v:" and isinstance(node, list):
+            index = next((i for i, item in enumerate(value)
+                          if isinstance(item, dict) and _matches(node, item, fields)), None)
+        elif prefix == "v:" and isinstance(value, list):
             member = orjson.loads(rest)
-            index = next((i for i, item in enumerate(node) if equal(item, member)), None)
+            index = next((i for i, item in enumerate(value) if equal(item, member)), None)
         if index is None:
             return
-        parents.append((node, index))
-        node = node[index]
+        parents.append((value, index))
+        value = value[index]
     if not parents:
         return
     container, index = parents.pop()
@@ -237,3 +241,9 @@ def remove_path(obj: Any, path: Path) -> None:
     while len(parents) > 1 and not container:
         container, index = parents.pop()
         del container[index]
+
+
+def _matches(node: Node | None, item: dict[str, Any], fields: dict[str, Any]) -> bool:
+    if node is not None and node.key is not None and node.key in item:
+        return to_json(node.identity(item, full=True)) == to_json(fields)
+    return all(equal(item.get(k), v) for k, v in fields.items())

@@ -29,9 +29,22 @@ class Node:
     fields: Mapping[str, Node] = field(default_factory=lambda: MappingProxyType({}))
     key: str | None = None
     set_list: bool = False
+    #: further key fields of a keyed list for server-side apply, with their defaults
+    #: (container ports are keyed by containerPort *and* protocol, TCP when absent);
+    #: strategic merge patch matches on `key` alone, as Kubernetes does.
+    key_defaults: Mapping[str, object] = field(default_factory=lambda: MappingProxyType({}))
 
     def child(self, name: str) -> Node | None:
         return self.fields.get(name)
+
+    def identity(self, item: Mapping[str, object], *, full: bool) -> dict[str, object]:
+        """The key fields of a list item (`full`: with the extra SSA key fields)."""
+        assert self.key is not None
+        ident = {self.key: item.get(self.key)}
+        if full:
+            for name, default in self.key_defaults.items():
+                ident[name] = item.get(name, default)
+        return ident
 
 
 def _struct(**children: Node) -> Node:
@@ -42,13 +55,18 @@ def _keyed(key: str, **children: Node) -> Node:
     return Node(fields=MappingProxyType(children), key=key)
 
 
+def _ports(key: str) -> Node:
+    """Ports: keyed by port number and protocol (TCP when absent)."""
+    return Node(key=key, key_defaults=MappingProxyType({"protocol": "TCP"}))
+
+
 SET = Node(set_list=True)
 CONDITIONS = _keyed("type")
 
 METADATA = _struct(finalizers=SET, ownerReferences=_keyed("uid"))
 
 _CONTAINER = {
-    "ports": _keyed("containerPort"),
+    "ports": _ports("containerPort"),
     "env": _keyed("name"),
     "volumeMounts": _keyed("mountPath"),
     "volumeDevices": _keyed("devicePath"),
@@ -99,7 +117,7 @@ KIND_SCHEMAS: Mapping[str, Node] = MappingProxyType(
         ),
         "Service": _struct(
             metadata=METADATA,
-            spec=_struct(ports=_keyed("port")),
+            spec=_struct(ports=_ports("port")),
             status=_struct(conditions=CONDITIONS),
         ),
         "Namespace": _struct(metadata=METADATA, status=_struct(conditions=CONDITIONS)),

@@ -21,7 +21,7 @@ import orjson
 
 from asyncop.apiserver.mergeschema import Node, schema_for
 
-__all__ = ["PatchError", "json_patch", "merge_patch", "strategic_merge_patch"]
+__all__ = ["PatchError", "apply_merge", "json_patch", "merge_patch", "strategic_merge_patch"]
 
 MAX_JSON_PATCH_OPS: Final = 10_000
 
@@ -233,12 +233,14 @@ def _directive(patch: dict[str, Any]) -> str | None:
     return str(value)
 
 
-def _merge_struct(orig: dict[str, Any], patch: dict[str, Any], node: Node | None) -> Any:
+def _merge_struct(
+    orig: dict[str, Any], patch: dict[str, Any], node: Node | None, full: bool = False
+) -> Any:
     directive = _directive(patch)
     if directive == "delete":
         return _DELETE
     if directive == "replace":
-        return _merge_struct({}, {k: v for k, v in patch.items() if k != "$patch"}, node)
+        return _merge_struct({}, {k: v for k, v in patch.items() if k != "$patch"}, node, full)
     result = dict(orig)
     for key, value in patch.items():
         if key.startswith(_PRIMITIVE_DELETE):
@@ -259,13 +261,15 @@ def _merge_struct(orig: dict[str, Any], patch: dict[str, Any], node: Node | None
         child = node.child(key) if node is not None else None
         current = result.get(key)
         if isinstance(value, dict):
-            merged = _merge_struct(current if isinstance(current, dict) else {}, value, child)
+            merged = _merge_struct(current if isinstance(current, dict) else {}, value, child,
+                                   full)
             if merged is _DELETE:
                 result.pop(key, None)
             else:
                 result[key] = merged
         elif isinstance(value, list):
-            result[key] = _merge_list(current if isinstance(current, list) else [], value, child)
+            result[key] = _merge_list(current if isinstance(current, list) else [], value, child,
+                                      full)
         else:
             result[key] = value
     retain = patch.get("$retainKeys")
@@ -280,11 +284,13 @@ def _is_replace_marker(item: Any) -> bool:
     return isinstance(item, dict) and item.get("$patch") == "replace" and len(item) == 1
 
 
-def _merge_list(orig: list[Any], patch: list[Any], node: Node | None) -> list[Any]:
+def _merge_list(
+    orig: list[Any], patch: list[Any], node: Node | None, full: bool = False
+) -> list[Any]:
     if node is None or (node.key is None and not node.set_list):
         return [_copy(x) for x in patch]
     if any(_is_replace_marker(x) for x in patch):
-        return _merge_list([], [x for x in patch if not _is_replace_marker(x)], node)
+        return _merge_list([], [x for x in patch if not _is_replace_marker(x)], node, full)
     if node.set_list:
         result = list(orig)
         for item in patch:
@@ -296,11 +302,13 @@ def _merge_list(orig: list[Any], patch: list[Any], node: Node | None) -> list[An
     for item in patch:
         if not isinstance(item, dict) or key not in item:
             raise PatchError(f"map: {item!r} does not contain declared merge key: {key}")
-        match = [i for i, x in enumerate(result) if isinstance(x, dict) and x.get(key) == item[key]]
+        ident = node.identity(item, full=full)
+        match = [i for i, x in enumerate(result)
+                 if isinstance(x, dict) and key in x and node.identity(x, full=full) == ident]
         if _directive(item) == "delete":
             result = [x for i, x in enumerate(result) if i not in match]
             continue
-        merged = _merge_struct(result[match[0]] if match else {}, item, node)
+        merged = _merge_struct(result[match[0]] if match else {}, item, node, full)
         if merged is _DELETE:
             continue
         if match:
@@ -321,3 +329,11 @@ def strategic_merge_patch(
         raise PatchError("a strategic merge patch cannot delete the whole object")
     result: dict[str, Any] = merged
     return result
+
+
+def apply_merge(live: dict[str, Any], config: dict[str, Any], *, kind: str) -> dict[str, Any]:
+    """Merge an applied configuration into a copy of `live` the way server-side apply does:
+    like a strategic merge, but list items match on all their key fields (container and
+    service ports by port *and* protocol)."""
+    merged: dict[str, Any] = _merge_struct(_copy(live), config, schema_for(kind), True)
+    return merged

@@ -343,3 +343,27 @@ def test_status_is_ignored_where_the_endpoint_resets_it() -> None:
     entry = next(e for e in obj["metadata"]["managedFields"] if e["manager"] == "ctl")
     assert (entry["subresource"], entry["fieldsV1"]) == (
         "status", {"f:status": {"f:observedGeneration": {}}})
+
+
+def test_ports_are_keyed_by_port_and_protocol() -> None:
+    dns = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "dns"},
+           "spec": {"template": {"spec": {"containers": [{"name": "coredns", "ports": [
+               {"containerPort": 53, "protocol": "UDP", "name": "dns"},
+               {"containerPort": 53, "name": "dns-tcp"},
+           ]}]}}}}
+    live = server_side_apply(None, dns, manager="m", force=False, now=T1)
+    tree = live["metadata"]["managedFields"][0]["fieldsV1"]
+    ports = tree["f:spec"]["f:template"]["f:spec"]["f:containers"]['k:{"name":"coredns"}'][
+        "f:ports"]
+    assert sorted(ports) == ['k:{"containerPort":53,"protocol":"TCP"}',
+                             'k:{"containerPort":53,"protocol":"UDP"}']
+    # re-applying with the UDP port renamed changes only that item
+    dns["spec"]["template"]["spec"]["containers"][0]["ports"][0]["name"] = "dns-udp"
+    obj = server_side_apply(live, dns, manager="m", force=False, now=T2)
+    assert [p.get("name") for p in
+            obj["spec"]["template"]["spec"]["containers"][0]["ports"]] == ["dns-udp", "dns-tcp"]
+    # dropping the TCP port removes just that one
+    dns["spec"]["template"]["spec"]["containers"][0]["ports"].pop()
+    obj = server_side_apply(obj, dns, manager="m", force=False, now=T3)
+    assert obj["spec"]["template"]["spec"]["containers"][0]["ports"] == [
+        {"containerPort": 53, "protocol": "UDP", "name": "dns-udp"}]

@@ -109,10 +109,14 @@ def test_diff_matches_a_leaf_by_leaf_comparison(seed: int) -> None:
 
 def test_remove_path_prunes_emptied_containers() -> None:
     obj = pod()
-    fieldset.remove_path(obj, ("f:metadata", "f:labels", "f:app"))
+    fieldset.remove_path(obj, ("f:metadata", "f:labels", "f:app"), "Pod")
     assert "labels" not in obj["metadata"]
-    fieldset.remove_path(obj, ("f:spec", "f:containers", 'k:{"name":"side"}'))
-    fieldset.remove_path(obj, ("f:metadata", "f:finalizers", 'v:"a"'))
-    fieldset.remove_path(obj, ("f:spec", "f:missing", "f:x"))
+    fieldset.remove_path(obj, ("f:spec", "f:containers", 'k:{"name":"side"}'), "Pod")
+    fieldset.remove_path(obj, ("f:metadata", "f:finalizers", 'v:"a"'), "Pod")
+    fieldset.remove_path(obj, ("f:spec", "f:missing", "f:x"), "Pod")
+    port = ("f:spec", "f:containers", 'k:{"name":"main"}', "f:ports",
+            'k:{"containerPort":80,"protocol":"TCP"}')
+    fieldset.remove_path(obj, port, "Pod")
+    assert "ports" not in obj["spec"]["containers"][0]
     assert [c["name"] for c in obj["spec"]["containers"]] == ["main"]
     assert obj["metadata"]["finalizers"] == ["b"]
