@@ -21,7 +21,7 @@ from typing import Any, Generic, Protocol, TypeVar
 
 import structlog
 
-from asyncop.api import Conflict, NotFound
+from asyncop.api import ApiError, Conflict, NotFound
 from asyncop.apiserver.resources import ResourceType
 from asyncop.clock import Clock, Timer
 
@@ -218,6 +218,11 @@ class Simulator(Generic[K]):
             else:
                 self._conflicts.pop(key, None)
                 self.add_after(key, self._retry_delay)
+        except ApiError as err:  # refused (e.g. 403 in a terminating namespace): retry later
+            self._conflicts.pop(key, None)
+            self.log.warning("simulator write refused", key=str(key), code=err.code,
+                             reason=err.reason, message=err.message)
+            self.add_after(key, self._retry_delay)
         except Exception:
             self._conflicts.pop(key, None)
             self.log.exception("simulator sync failed", key=str(key))

@@ -154,11 +154,11 @@ class GarbageCollector(Simulator[GcKey]):
                 obj["metadata"]["ownerReferences"] = [
                     r for r, s in zip(refs, states, strict=True) if s != "absent"]
                 await self.store.update(rt, obj)
-                self.log.info("removed dangling owner references", object=key[3],
+                self.log.debug("removed dangling owner references", object=key[3],
                               namespace=key[2])
             return
         policy = "Foreground" if "waiting" in states else "Background"
-        self.log.info("collecting dependent", object=key[3], namespace=key[2],
+        self.log.debug("collecting dependent", object=key[3], namespace=key[2],
                       resource=rt.plural, propagation=policy)
         await self.store.delete(rt, key[2] or None, key[3], propagation_policy=policy)
 
@@ -200,5 +200,5 @@ class GarbageCollector(Simulator[GcKey]):
     async def _drop_finalizer(self, rt: ResourceType, owner: Obj, finalizer: str) -> None:
         owner["metadata"]["finalizers"] = [f for f in _finalizers(owner) if f != finalizer]
         await self.store.update(rt, owner)
-        self.log.info("removed deletion finalizer", object=name_of(owner),
+        self.log.debug("removed deletion finalizer", object=name_of(owner),
                       namespace=ns_of(owner), finalizer=finalizer)

@@ -94,7 +94,7 @@ class NamespaceSimulator(Simulator[str]):
             return
         spec_finalizers = list((ns.get("spec") or {}).get("finalizers") or ())
         if KUBERNETES_FINALIZER in spec_finalizers:
-            self.log.info("namespace emptied, finalizing", namespace=name)
+            self.log.debug("namespace emptied, finalizing", namespace=name)
             await self.store.finalize_namespace(
                 name, [f for f in spec_finalizers if f != KUBERNETES_FINALIZER])
 
