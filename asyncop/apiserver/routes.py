@@ -26,6 +26,7 @@ from asyncop.apiserver.resources import ResourceType
 from asyncop.apiserver.routes_objects import ObjectRoutes
 from asyncop.apiserver.routes_watch import WatchRoutes
 from asyncop.apiserver.storage import Store
+from asyncop.apiserver.tlsmode import check_token
 from asyncop.clock import Clock
 
 log = structlog.get_logger("asyncop.apiserver.http")
@@ -35,8 +36,9 @@ PROTO_OPENAPI_CT = "application/com.github.proto-openapi.spec.v2.v1.0+protobuf"
 
 class Router:
     def __init__(self, *, store: Store, clock: Clock, faults: Faults, version: tuple[str, str],
-                 bookmark_interval: float, address: str) -> None:
+                 bookmark_interval: float, address: str, token: str | None = None) -> None:
         self.store = store
+        self.token = token
         self.clock = clock
         self.faults = faults
         self.version = version
@@ -47,6 +49,7 @@ class Router:
 
     async def handle(self, request: web.Request) -> web.StreamResponse:
         try:
+            check_token(request.path, request.headers.get("Authorization", ""), self.token)
             return await self._dispatch(request)
         except ApiError as err:
             return error_response(err)

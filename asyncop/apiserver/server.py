@@ -10,8 +10,10 @@ default); stop() closes every watch stream before the listener so clients see a 
 from __future__ import annotations
 
 import asyncio
+import base64
 import contextlib
 import importlib
+import tempfile
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -23,6 +25,7 @@ from aiohttp import web
 from asyncop.apiserver.faults import Faults
 from asyncop.apiserver.routes import Router
 from asyncop.apiserver.storage import Store
+from asyncop.apiserver.tlsmode import Certificate, self_signed
 from asyncop.clock import Clock, RealClock
 
 log = structlog.get_logger("asyncop.apiserver")
@@ -32,8 +35,15 @@ class ApiServer:
     def __init__(self, *, host: str = "127.0.0.1", port: int = 0, clock: Clock | None = None,
                  simulators: Any = True, history: int = 10_000,
                  version: tuple[str, str] = ("1", "33"), bookmark_interval: float = 60.0,
-                 watch_queue_size: int = 10_000, seed: int | None = None) -> None:
+                 watch_queue_size: int = 10_000, seed: int | None = None, tls: bool = False,
+                 token: str | None = None, cert_dir: str | Path | None = None) -> None:
+        """`tls=True` serves HTTPS with a generated self-signed certificate (in `cert_dir`,
+        or a temporary directory); `token` requires `Authorization: Bearer <token>`."""
         self.host = host
+        self.tls = tls
+        self.token = token
+        self._cert_dir = Path(cert_dir) if cert_dir is not None else None
+        self._certificate: Certificate | None = None
         self._requested_port = port
         self.clock: Clock = clock or RealClock()
         self.simulators = simulators
@@ -63,7 +73,13 @@ class ApiServer:
 
     @property
     def url(self) -> str:
-        return f"http://{self.host}:{self._port}"
+        host = "127.0.0.1" if self.host in ("", "0.0.0.0", "::") else self.host
+        return f"{'https' if self.tls else 'http'}://{host}:{self._port}"
+
+    @property
+    def ca_pem(self) -> bytes | None:
+        """The PEM of the self-signed certificate clients must trust (HTTPS mode)."""
+        return self._certificate.pem() if self._certificate is not None else None
 
     async def start(self) -> None:
         if self._runner is not None:
@@ -73,13 +89,20 @@ class ApiServer:
         port = self._port or self._requested_port
         router = Router(store=store, clock=self.clock, faults=self.faults,
                         version=self.version, bookmark_interval=self.bookmark_interval,
-                        address=f"{self.host}:{port}")
+                        address=f"{self.host}:{port}", token=self.token)
+        context = None
+        if self.tls:
+            if self._certificate is None:
+                if self._cert_dir is None:
+                    self._cert_dir = Path(tempfile.mkdtemp(prefix="asyncop-apiserver-"))
+                self._certificate = await self_signed(self._cert_dir, host=self.host)
+            context = self._certificate.server_context()
         app = web.Application(client_max_size=16 * 1024 * 1024)
         app.router.add_route("*", "/{tail:.*}", router.handle)
         runner = web.AppRunner(app, access_log=None, handle_signals=False,
                                shutdown_timeout=0.5)
         await runner.setup()
-        site = web.TCPSite(runner, self.host, port, reuse_address=True)
+        site = web.TCPSite(runner, self.host, port, reuse_address=True, ssl_context=context)
         try:
             await site.start()
         except BaseException:
@@ -139,10 +162,15 @@ class ApiServer:
     # --- clients ---------------------------------------------------------------------------------
 
     def kubeconfig(self, *, namespace: str = "default") -> dict[str, Any]:
+        cluster: dict[str, Any] = {"server": self.url}
+        if self._certificate is not None:
+            cluster["certificate-authority-data"] = base64.b64encode(
+                self._certificate.pem()).decode()
+        user: dict[str, Any] = {"token": self.token} if self.token else {}
         return {
             "apiVersion": "v1", "kind": "Config",
-            "clusters": [{"name": "asyncop", "cluster": {"server": self.url}}],
-            "users": [{"name": "asyncop", "user": {}}],
+            "clusters": [{"name": "asyncop", "cluster": cluster}],
+            "users": [{"name": "asyncop", "user": user}],
             "contexts": [{"name": "asyncop", "context": {
                 "cluster": "asyncop", "user": "asyncop", "namespace": namespace}}],
             "current-context": "asyncop", "preferences": {},
