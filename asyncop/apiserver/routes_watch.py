@@ -95,7 +95,7 @@ class WatchRoutes:
         response = web.StreamResponse(status=200)
         response.content_type = "application/json"
         response.enable_chunked_encoding()
-        timers: list[Timer] = []
+        timers: dict[str, Timer] = {}
         state = {"timed_out": False, "bookmark": False, "table_first": True}
         try:
             await response.prepare(request)
@@ -108,7 +108,8 @@ class WatchRoutes:
             if first:
                 await response.write(b"".join(first))
             if timeout is not None:
-                timers.append(self.clock.call_later(timeout, lambda: _expire(state, watcher)))
+                timers["timeout"] = self.clock.call_later(timeout,
+                                                          lambda: _expire(state, watcher))
             if bookmarks:
                 self._schedule_bookmark(state, watcher, timers)
             await self._pump(response, watcher, rt, state, timers, bookmarks=bookmarks,
@@ -118,14 +119,14 @@ class WatchRoutes:
         except ConnectionError:
             pass
         finally:
-            for timer in timers:
+            for timer in timers.values():
                 timer.cancel()
             self.store.hub.remove(watcher)
             watcher.close()
         return response
 
     async def _pump(self, response: web.StreamResponse, watcher: Watcher, rt: ResourceType,
-                    state: dict[str, bool], timers: list[Timer], *, bookmarks: bool,
+                    state: dict[str, bool], timers: dict[str, Timer], *, bookmarks: bool,
                     table: bool) -> None:
         while True:
             if watcher.queue:
@@ -151,13 +152,12 @@ class WatchRoutes:
             await watcher.wait()
 
     def _schedule_bookmark(self, state: dict[str, bool], watcher: Watcher,
-                           timers: list[Timer]) -> None:
+                           timers: dict[str, Timer]) -> None:
         def fire() -> None:
             state["bookmark"] = True
             watcher.wake()
 
-        timers[:] = [t for t in timers if t is not None]
-        timers.append(self.clock.call_later(self.bookmark_interval, fire))
+        timers["bookmark"] = self.clock.call_later(self.bookmark_interval, fire)
 
     def _obj(self, rt: ResourceType, obj: dict[str, Any]) -> dict[str, Any]:
         if obj.get("apiVersion") == rt.api_version:
@@ -211,6 +211,7 @@ def _float(value: str | None) -> float | None:
     if not value:
         return None
     try:
-        return max(0.0, float(value))
+        seconds = float(value)
     except ValueError:
         raise errors.bad_request(f'invalid timeoutSeconds "{value}"') from None
+    return seconds if seconds > 0 else None  # 0: the server's default (no deadline here)
