@@ -43,6 +43,9 @@ from asyncop.runtime.server import ProbeServer
 
 log = structlog.get_logger("asyncop.manager")
 
+STALL_FACTOR = 3.0
+"""An informer is stalled after this many watchdog periods without a live watch."""
+
 
 class Runnable(Protocol):
     """What the Manager runs while leading: a Controller, or anything shaped like one."""
@@ -121,6 +124,7 @@ class Manager:
         self._stop_task: asyncio.Task[None] | None = None
         self._log = log.bind(identity=self.identity)
         self.health.add_liveness("loop", self._loop_probe.check)
+        self.health.add_liveness("informers", self._informers_live)
         self.health.add_readiness("caches", self._caches_ready)
         self.health.add_readiness("leader-election", self._election_ready)
 
@@ -312,6 +316,16 @@ class Manager:
     def _caches_ready(self) -> str | None:
         return None if self.cache.has_synced else "informer caches not synced"
 
+    def _informers_live(self) -> str | None:
+        """Unhealthy when a started informer had no live watch for 3 watchdog periods."""
+        now = self.clock.monotonic()
+        for kind, inf in self.cache.informers().items():
+            watchdog = getattr(inf, "watchdog_timeout", None)
+            last = _last_activity(inf)
+            if watchdog and last is not None and now - last > STALL_FACTOR * watchdog:
+                return f"informer {kind.resource} has had no live watch for {now - last:.0f}s"
+        return None
+
     def _exposition(self) -> bytes:
         for kind in self.cache.informers():
             self.metrics.set_cache_objects(kind.resource, self.cache.object_count(kind))
@@ -339,6 +353,16 @@ class Manager:
     async def _close_client(self) -> None:
         if self._owns_client:
             await self.client.close()
+
+
+def _last_activity(informer: object) -> float | None:
+    """When the informer's quietest watch stream last made progress (clock.monotonic())."""
+    public = getattr(informer, "last_activity", None)
+    if callable(public):
+        value = public()
+        return float(value) if value is not None else None
+    streams = getattr(informer, "_activity", None)  # until Informer exposes last_activity()
+    return min(streams.values()) if isinstance(streams, dict) and streams else None
 
 
 async def _cancel(task: asyncio.Task[Any]) -> None:

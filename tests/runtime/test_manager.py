@@ -269,3 +269,30 @@ async def test_signal_handlers_only_when_asked(server: ApiServer) -> None:
     plain = Manager(config=ClientConfig(host=server.url), clock=FakeClock())
     async with plain:
         assert signal.SIGTERM not in getattr(loop, "_signal_handlers", {})
+
+
+async def test_healthz_fails_while_an_informer_watch_is_stalled(client: Client) -> None:
+    clock = FakeClock()
+    mgr = Manager(client=client, clock=clock, health_probe_bind_address="127.0.0.1:0")
+    mgr.add(stamping_controller(mgr))
+    async with mgr, aiohttp.ClientSession() as http:
+        await make_cm(client, "x")
+        await eventually(lambda: stamp_of(client, "x"))
+        hp = f"http://127.0.0.1:{mgr.health_port}/healthz?verbose"
+        async with http.get(hp) as r:
+            assert r.status == 200 and "[+]informers ok" in await r.text()
+        informer = mgr.cache.informers()[CONFIGMAP]
+        # An informer reports when its watch last made progress; this one stops at t=0.
+        informer.last_activity = lambda: 0.0  # type: ignore[attr-defined]
+        watchdog = informer.watchdog_timeout
+        assert watchdog is not None
+        await clock.advance(3 * watchdog - 1)
+        async with http.get(hp) as r:
+            assert r.status == 200
+        await clock.advance(2)
+        async with http.get(hp) as r:
+            text = await r.text()
+            assert r.status == 500 and "[-]informers failed" in text and "configmaps" in text
+        informer.last_activity = clock.monotonic  # type: ignore[attr-defined]
+        async with http.get(hp) as r:
+            assert r.status == 200
