@@ -30,7 +30,7 @@ import asyncio
 import random
 from collections.abc import Callable, Sequence
 from contextvars import ContextVar
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Protocol
 
 import structlog
@@ -91,6 +91,8 @@ class _Run:
     cache: CacheLike
     clock: Clock
     stats: ControllerStats | None
+    # Workers waiting for the cache to catch up (not yet reconciling): shutdown cancels them.
+    catching_up: set[asyncio.Task[None]] = field(default_factory=set)
 
 
 # uuid4 layout: version nibble 4 and RFC 4122 variant bits over 128 random bits.
@@ -201,6 +203,9 @@ class Controller:
 
     async def _stop(self, rt: _Run, tasks: list[asyncio.Task[None]]) -> None:
         """Drain in-flight keys within the grace period, then cancel the workers."""
+        rt.queue.shutdown()
+        for task in list(rt.catching_up):
+            task.cancel()  # it has not started reconciling: nothing to drain
         try:
             await wait_for(rt.clock, rt.queue.shutdown_with_drain(), self.grace_period)
         except TimeoutError:
@@ -247,7 +252,10 @@ class Controller:
             reconcile_id=self._reconcile_id(),
         )
         try:
-            await self._catch_up(rt, key)
+            if self._pending_writes:
+                await self._catch_up(rt, key)
+                if rt.queue.shutting_down:
+                    return
             wlog = _WriteLog(self, {})
             token = _current_writes.set(wlog)
             stats = rt.stats
@@ -338,6 +346,18 @@ class Controller:
         if record is None:
             return
         writes = record[1]
+        task = asyncio.current_task()
+        if task is not None:
+            rt.catching_up.add(task)
+        try:
+            await self._wait_for_writes(rt, writes)
+        finally:
+            if task is not None:
+                rt.catching_up.discard(task)
+
+    async def _wait_for_writes(
+        self, rt: _Run, writes: dict[tuple[Kind, str], str | None]
+    ) -> None:
         clock = rt.clock
         deadline = clock.monotonic() + self.write_sync_timeout
         for (kind, obj_key), rv in writes.items():

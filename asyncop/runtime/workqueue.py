@@ -184,7 +184,7 @@ class WorkQueue(Generic[K]):
             if metrics is not None:
                 metrics.depth(len(self._queue))
             self._wake_getter()
-        elif not self._processing and self._drain_waiters:
+        if not self._processing and self._drain_waiters:
             self._release_drain_waiters()
 
     # -- state ------------------------------------------------------------------------------

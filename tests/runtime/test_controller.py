@@ -405,6 +405,30 @@ async def test_own_write_wait_is_bounded_on_the_clock() -> None:
     assert any(e["event"] == "cache behind own write, proceeding" for e in logs)
 
 
+async def test_shutdown_does_not_wait_for_a_pending_cache_catch_up() -> None:
+    clock, cache, client = FakeClock(), FakeCache(), FakeClient()
+    calls: list[float] = []
+
+    async def fn(req: Request) -> None:
+        calls.append(clock.monotonic())
+        client.write(DEP, "ns/a-dep")
+
+    ctrl = Controller("foo", reconciler(fn), watches=[for_(FOO)], write_sync_timeout=60.0)
+    task = asyncio.create_task(ctrl.run(cache=cache, clock=clock, client=client))
+    await clock.settle()
+    cache.informer(FOO).add(foo("a"))
+    await clock.settle()
+    cache.informer(FOO).add(foo("a"))  # now waits for the cache to see rv 101
+    await clock.settle()
+    assert ctrl.queue is not None and ctrl.queue.processing == 1
+    task.cancel()
+    await clock.settle()
+    assert task.done()  # no virtual time passed: the catch-up wait was abandoned
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert calls == [0.0]  # and the reconcile it guarded never started
+
+
 async def test_metrics_count_reconciles_by_result() -> None:
     clock, cache, metrics = FakeClock(), FakeCache(), Metrics()
     outcomes = {"ok": None, "later": Result(requeue_after=10.0), "now": Result(requeue_after=0)}

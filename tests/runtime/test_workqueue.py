@@ -194,6 +194,18 @@ async def test_shutdown_with_drain_waits_for_in_flight_keys() -> None:
     await asyncio.wait_for(drain, timeout=5)
 
 
+async def test_drain_ends_when_the_last_key_is_done_even_if_it_was_readded() -> None:
+    q: WorkQueue[str] = WorkQueue(clock=FakeClock())
+    q.add("a")
+    key = await q.get()
+    q.add("a")  # dirty again while processing
+    drain = asyncio.ensure_future(q.shutdown_with_drain())
+    await asyncio.sleep(0)
+    assert not drain.done()
+    q.done(key)  # goes back on the queue, but nothing is processing any more
+    await asyncio.wait_for(drain, timeout=5)
+
+
 async def test_plain_shutdown_ends_a_drain_wait() -> None:
     q: WorkQueue[str] = WorkQueue(clock=FakeClock())
     q.add("a")
