@@ -169,3 +169,73 @@ def _reset_logging() -> Iterator[None]:
 
     yield None
     structlog.reset_defaults()
+
+
+async def test_run_with_leader_election_until_sigterm(
+    server: ApiServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import asyncio
+    import os
+    import signal
+
+    from asyncop.api import NotFound
+    from asyncop.api.kinds import LEASE
+    from asyncop.client import Client, ClientConfig
+    from asyncop.testing import eventually
+
+    cfg = server.write_kubeconfig(tmp_path / "config")
+    argv = ["run", "--kubeconfig", str(cfg), "--controllers", "podlogger", "--leader-elect",
+            "--leader-election-namespace", "default", "--log-level", "error",
+            "--health-probe-bind-address", "127.0.0.1:0"]
+    running = asyncio.create_task(amain(argv))
+    async with Client(ClientConfig(host=server.url)) as client:
+
+        async def holder() -> str | None:
+            try:
+                lease = await client.get(LEASE, "asyncop", namespace="default")
+            except NotFound:
+                return None
+            return str(lease["spec"].get("holderIdentity") or "") or None
+
+        assert await eventually(holder, timeout=10)
+        os.kill(os.getpid(), signal.SIGTERM)  # the Manager's handler turns it into a clean stop
+        assert await asyncio.wait_for(running, 5) == 0
+        assert await holder() is None  # released on the way out
+    # the handlers were removed again
+    assert signal.SIGTERM not in getattr(asyncio.get_running_loop(), "_signal_handlers", {})
+
+
+async def test_apiserver_subcommand(tmp_path: Path) -> None:
+    import asyncio
+    import signal
+    import sys
+
+    from asyncop.api.kinds import CRD
+    from asyncop.client import Client, load_config
+    from asyncop.testing import eventually
+
+    kubeconfig = tmp_path / "kc"
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "asyncop", "apiserver", "--port", "0", "--kubeconfig-out",
+        str(kubeconfig), "--crds", "crds", stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.DEVNULL,
+    )
+    try:
+        assert proc.stdout is not None
+        line = await asyncio.wait_for(proc.stdout.readline(), 30)
+        assert b"listening on http://127.0.0.1:" in line
+        async with Client(await load_config(kubeconfig=str(kubeconfig))) as client:
+            names = await eventually(
+                lambda: _crd_names(client, CRD), timeout=10)
+            assert "ats.cnat.programming-kubernetes.info" in names
+        proc.send_signal(signal.SIGTERM)
+        assert await asyncio.wait_for(proc.wait(), 5) == 0
+    finally:
+        if proc.returncode is None:
+            proc.kill()
+            await proc.wait()
+
+
+async def _crd_names(client: object, crd: object) -> set[str]:
+    body = await client.list(crd)  # type: ignore[attr-defined]
+    return {i["metadata"]["name"] for i in body["items"]}

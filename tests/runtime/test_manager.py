@@ -296,3 +296,52 @@ async def test_healthz_fails_while_an_informer_watch_is_stalled(client: Client) 
         informer.last_activity = clock.monotonic  # type: ignore[attr-defined]
         async with http.get(hp) as r:
             assert r.status == 200
+
+
+async def test_reacquires_and_restarts_controllers_when_not_exiting(client: Client) -> None:
+    clock = FakeClock()
+    mgr = named(Manager(client=client, clock=clock, leader_election=LE), "mgr-e")
+    mgr.add(stamping_controller(mgr))
+    async with mgr:
+        await eventually(lambda: mgr.is_leader)
+        lease = await client.get(LEASE, "mgr-test", namespace="default")
+        lease["spec"]["holderIdentity"] = "usurper"  # takes over, then dies without renewing
+        await client.update(LEASE, lease)
+        await advance_until(clock, lambda: not mgr.is_leader, limit=LE.retry_period + 1)
+        await make_cm(client, "while-lost")
+        assert await stamp_of(client, "while-lost") is None
+        await advance_until(clock, lambda: mgr.is_leader, limit=LE.lease_duration + 3)
+        assert await eventually(lambda: stamp_of(client, "while-lost")) == "mgr-e"
+        spec = (await client.get(LEASE, "mgr-test", namespace="default"))["spec"]
+        assert spec["holderIdentity"] == "mgr-e"
+
+
+async def test_stop_drains_in_flight_reconciles_before_releasing_the_lease(
+    client: Client
+) -> None:
+    clock = FakeClock()
+    mgr = named(Manager(client=client, clock=clock, leader_election=LE), "mgr-f")
+    entered, release = asyncio.Event(), asyncio.Event()
+
+    async def slow(req: Request) -> Result:
+        entered.set()
+        await release.wait()
+        holder = (await client.get(LEASE, "mgr-test", namespace="default"))["spec"]
+        body = {"metadata": {"annotations": {STAMP: holder["holderIdentity"]}}}
+        await client.patch(CONFIGMAP, req.name, body, namespace=req.namespace)
+        return Result()
+
+    mgr.add(Controller("slow", reconciler(slow), watches=[for_(CONFIGMAP)]))
+    await mgr.start()
+    await eventually(lambda: mgr.is_leader)
+    await make_cm(client, "busy")
+    await eventually(entered.is_set)
+    stopping = asyncio.create_task(mgr.stop())
+    await clock.settle()
+    assert not stopping.done()  # waiting for the in-flight reconcile
+    release.set()
+    await asyncio.wait_for(stopping, 10)
+    # the reconcile finished while we still held the lease; the lease was released after
+    assert await stamp_of(client, "busy") == "mgr-f"
+    spec = (await client.get(LEASE, "mgr-test", namespace="default"))["spec"]
+    assert spec["holderIdentity"] == ""
