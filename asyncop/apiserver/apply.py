@@ -21,7 +21,7 @@ generation/creationTimestamp/managedFields…) are never owned.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -29,6 +29,7 @@ import orjson
 
 from asyncop.apiserver import fieldset
 from asyncop.apiserver.fieldset import MISSING, PRESENT, Path
+from asyncop.apiserver.mergeschema import schema_for
 from asyncop.apiserver.patch import PatchError, apply_merge
 
 __all__ = ["ApplyConflict", "FieldConflict", "record_update", "server_side_apply"]
@@ -127,6 +128,23 @@ def _new_entry(
 # ---------------------------------------------------------------- apply
 
 
+def _overlaps(entry: _Entry, path: Path, value: Any, live_leaves: dict[Path, Any]) -> bool:
+    """Whether changing `path` to `value` changes something `entry` owns: the path itself, an
+    atomic value above it, or (for a non-map value, which replaces what is there) a field
+    below it."""
+    if path in entry.paths:
+        return True
+    for i in range(1, len(path)):
+        above = live_leaves.get(path[:i], MISSING)
+        if path[:i] in entry.paths and above is not PRESENT and above is not MISSING \
+                and not isinstance(above, dict):
+            return True
+    if not isinstance(value, dict):
+        size = len(path)
+        return any(len(q) > size and q[:size] == path for q in entry.paths)
+    return False
+
+
 def _strip_nulls(value: Any) -> Any:
     if isinstance(value, dict):
         return {k: _strip_nulls(v) for k, v in value.items() if v is not None}
@@ -152,13 +170,16 @@ def server_side_apply(
     now: str,
     operation_subresource: str = "",
     ignore_fields: Iterable[str] = (),
+    schema: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Merge the applied configuration into `live` (None: create) and return the new object.
 
     `operation_subresource="status"` applies only `.status` (the rest of the configuration is
     ignored, as the real server resets it). `ignore_fields` are top-level fields the endpoint
     resets and that are therefore neither merged nor owned: pass `("status",)` for the main
-    resource of a kind with a status subresource.
+    resource of a kind with a status subresource. `schema` is the openAPIV3Schema of a custom
+    resource's version: its `x-kubernetes-list-type: map|set` lists merge item by item (without
+    it, custom resource lists are atomic).
 
     Raises `ApplyConflict` (force=False and another manager owns a field being changed) or
     `PatchError` (malformed configuration: not an object, no apiVersion/kind/metadata.name).
@@ -183,19 +204,20 @@ def server_side_apply(
         if name not in ("apiVersion", "kind", "metadata"):
             config.pop(name, None)
     kind, api_version = str(applied["kind"]), str(applied["apiVersion"])
+    root = schema_for(kind, schema)
     ident = (manager, "Apply", operation_subresource)
 
     entries = _entries(live)
     own = next((e for e in entries if e.ident == ident), None)
     others = [e for e in entries if e is not own]
-    new_leaves = fieldset.leaves(config, kind)
-    live_leaves = fieldset.leaves(live, kind)
+    new_leaves = fieldset.leaves(config, root)
+    live_leaves = fieldset.leaves(live, root)
 
     conflicts: list[tuple[_Entry, Path]] = []
     for path, value in new_leaves.items():
         if value is PRESENT or fieldset.equal(live_leaves.get(path, MISSING), value):
             continue
-        conflicts += [(e, path) for e in others if path in e.paths]
+        conflicts += [(e, path) for e in others if _overlaps(e, path, value, live_leaves)]
     if conflicts and not force:
         raise ApplyConflict([
             FieldConflict(e.raw.get("manager", ""), e.raw.get("apiVersion", ""),
@@ -203,7 +225,8 @@ def server_side_apply(
             for e, p in sorted(conflicts, key=lambda c: (c[0].ident, c[1]))
         ])
     for entry, path in conflicts:
-        entry.paths.discard(path)
+        entry.paths = {q for q in entry.paths
+                       if q[: len(path)] != path and path[: len(q)] != q}
         entry.dirty = True
 
     base: dict[str, Any] = _without_managed(live) if live is not None else {}
@@ -212,8 +235,8 @@ def server_side_apply(
         kept = set(new_leaves).union(*(e.paths for e in others))
         for path in sorted(own.paths - set(new_leaves), key=len):
             if not fieldset.covers(path, kept):
-                fieldset.remove_path(base, path, kind)
-    result = apply_merge(base, config, kind=kind) if live is not None else config
+                fieldset.remove_path(base, path, root)
+    result = apply_merge(base, config, root=root) if live is not None else config
 
     new_paths = set(new_leaves)
     unchanged = (
@@ -250,6 +273,7 @@ def record_update(
     now: str,
     operation: str = "Update",
     subresource: str = "",
+    schema: Mapping[str, Any] | None = None,
 ) -> None:
     """Record in `new` (in place) that `manager` wrote the fields that differ from `old`.
 
@@ -258,7 +282,7 @@ def record_update(
     """
     kind = str(new.get("kind") or (old or {}).get("kind") or "")
     meta = new.setdefault("metadata", {})
-    changed, removed = fieldset.diff(old, new, kind)
+    changed, removed = fieldset.diff(old, new, schema_for(kind, schema))
     if not changed and not removed:
         previous = ((old or {}).get("metadata") or {}).get("managedFields")
         if previous:

@@ -6,6 +6,8 @@ list merged by key, e.g. `k:{"name":"main"}`), `v:<json>` (a member of a set lis
 itself (a list item) is owned as well as its children. Which lists are keyed or sets comes
 from `mergeschema`; other lists, scalars and empty maps are leaves.
 
+`root` is the merge schema of the object's kind (`mergeschema.schema_for`).
+
 Invariants: pure functions; identity fields (apiVersion, kind, metadata name/namespace/uid/
 resourceVersion/generation/creationTimestamp/managedFields/deletion*) are never in a set.
 """
@@ -17,7 +19,7 @@ from typing import Any, Final
 
 import orjson
 
-from asyncop.apiserver.mergeschema import Node, schema_for
+from asyncop.apiserver.mergeschema import Node
 
 Path = tuple[str, ...]
 
@@ -90,15 +92,15 @@ def _owned_fields(obj: dict[str, Any]) -> dict[str, Any]:
     return fields
 
 
-def leaves(obj: dict[str, Any] | None, kind: str) -> dict[Path, Any]:
+def leaves(obj: dict[str, Any] | None, root: Node) -> dict[Path, Any]:
     """Every ownable leaf path of `obj` with its value (`PRESENT` for list items)."""
     out: dict[Path, Any] = {}
     if obj:
-        walk(_owned_fields(obj), schema_for(kind), (), out)
+        walk(_owned_fields(obj), root, (), out)
     return out
 
 
-def diff(old: dict[str, Any] | None, new: dict[str, Any], kind: str
+def diff(old: dict[str, Any] | None, new: dict[str, Any], root: Node
          ) -> tuple[dict[Path, Any], set[Path]]:
     """(changed or added leaves of `new`, paths of `old` that are gone).
 
@@ -107,7 +109,7 @@ def diff(old: dict[str, Any] | None, new: dict[str, Any], kind: str
     """
     changed: dict[Path, Any] = {}
     removed: set[Path] = set()
-    _diff(_owned_fields(old) if old else {}, _owned_fields(new), schema_for(kind), (),
+    _diff(_owned_fields(old) if old else {}, _owned_fields(new), root, (),
           changed, removed)
     return changed, removed
 
@@ -211,11 +213,11 @@ def readable(path: Path) -> str:
     return "".join(out)
 
 
-def remove_path(obj: Any, path: Path, kind: str) -> None:
+def remove_path(obj: Any, path: Path, root: Node) -> None:
     """Delete the field/item/member at `path` from `obj` in place (no-op when absent), then
     drop the containers this emptied, never a top-level field."""
     parents: list[tuple[Any, Any]] = []
-    node: Node | None = schema_for(kind)
+    node: Node | None = root
     value = obj
     for element in path:
         prefix, rest = element[:2], element[2:]

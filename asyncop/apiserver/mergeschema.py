@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
+from typing import Any
 
 
 @dataclass(frozen=True, slots=True)
@@ -132,6 +133,46 @@ KIND_SCHEMAS: Mapping[str, Node] = MappingProxyType(
 )
 
 
-def schema_for(kind: str) -> Node:
-    """The merge schema of `kind`; metadata-only for kinds without list merge rules."""
-    return KIND_SCHEMAS.get(kind, _DEFAULT)
+def schema_for(kind: str, openapi: Mapping[str, Any] | None = None) -> Node:
+    """The merge schema of `kind`; metadata-only for kinds without list merge rules.
+
+    `openapi` (a CRD version's openAPIV3Schema) adds the custom resource's list types:
+    `x-kubernetes-list-type: map` lists merge by `x-kubernetes-list-map-keys`, `set` lists
+    are sets, other lists stay atomic.
+    """
+    if openapi is None:
+        return KIND_SCHEMAS.get(kind, _DEFAULT)
+    derived = _from_openapi(openapi)
+    fields = dict(derived.fields) if derived is not None else {}
+    fields["metadata"] = METADATA
+    return Node(fields=MappingProxyType(fields))
+
+
+def _from_openapi(schema: Any) -> Node | None:
+    """The Node of one openAPI schema, or None when nothing below it merges specially."""
+    if not isinstance(schema, Mapping):
+        return None
+    if schema.get("type") == "array" or "items" in schema:
+        list_type = schema.get("x-kubernetes-list-type")
+        if list_type == "set":
+            return SET
+        keys = schema.get("x-kubernetes-list-map-keys") or []
+        if list_type != "map" or not keys:
+            return None
+        raw_items = schema.get("items")
+        items: Mapping[str, Any] = raw_items if isinstance(raw_items, Mapping) else {}
+        item = _from_openapi(items)
+        raw_props = items.get("properties")
+        props: Mapping[str, Any] = raw_props if isinstance(raw_props, Mapping) else {}
+        defaults = {
+            k: (props.get(k) or {}).get("default") if isinstance(props.get(k), Mapping) else None
+            for k in keys[1:]
+        }
+        return Node(fields=item.fields if item is not None else MappingProxyType({}),
+                    key=str(keys[0]), key_defaults=MappingProxyType(defaults))
+    properties = schema.get("properties")
+    if not isinstance(properties, Mapping):
+        return None
+    children = {str(k): node for k, v in properties.items()
+                if (node := _from_openapi(v)) is not None}
+    return Node(fields=MappingProxyType(children)) if children else None

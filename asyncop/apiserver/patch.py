@@ -331,9 +331,9 @@ def strategic_merge_patch(
     return result
 
 
-def apply_merge(live: dict[str, Any], config: dict[str, Any], *, kind: str) -> dict[str, Any]:
+def apply_merge(live: dict[str, Any], config: dict[str, Any], *, root: Node) -> dict[str, Any]:
     """Merge an applied configuration into a copy of `live` the way server-side apply does:
-    like a strategic merge, but list items match on all their key fields (container and
-    service ports by port *and* protocol)."""
-    merged: dict[str, Any] = _merge_struct(_copy(live), config, schema_for(kind), True)
+    like a strategic merge with the merge schema `root`, but list items match on all their
+    key fields (container and service ports by port *and* protocol)."""
+    merged: dict[str, Any] = _merge_struct(_copy(live), config, root, True)
     return merged

@@ -367,3 +367,79 @@ def test_ports_are_keyed_by_port_and_protocol() -> None:
     obj = server_side_apply(obj, dns, manager="m", force=False, now=T3)
     assert obj["spec"]["template"]["spec"]["containers"][0]["ports"] == [
         {"containerPort": 53, "protocol": "UDP", "name": "dns-udp"}]
+
+
+WIDGET_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "spec": {"type": "object", "properties": {
+            "tags": {"type": "array", "items": {"type": "string"},
+                     "x-kubernetes-list-type": "set"},
+            "args": {"type": "array", "items": {"type": "string"}},
+        }},
+        "status": {"type": "object", "properties": {
+            "conditions": {
+                "type": "array", "x-kubernetes-list-type": "map",
+                "x-kubernetes-list-map-keys": ["type"],
+                "items": {"type": "object", "properties": {
+                    "type": {"type": "string"}, "status": {"type": "string"}}},
+            },
+        }},
+    },
+}
+
+
+def test_custom_resource_list_types_from_the_crd_schema() -> None:
+    def widget(**status: Any) -> dict[str, Any]:
+        return {"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "w"},
+                "status": status}
+
+    live = server_side_apply(None, widget(conditions=[{"type": "Ready", "status": "True"}]),
+                             manager="ready-ctl", force=False, now=T1, schema=WIDGET_SCHEMA,
+                             operation_subresource="status")
+    # another controller owns a different condition: both coexist (map list keyed by type)
+    obj = server_side_apply(live, widget(conditions=[{"type": "Synced", "status": "False"}]),
+                            manager="sync-ctl", force=False, now=T2, schema=WIDGET_SCHEMA,
+                            operation_subresource="status")
+    assert obj["status"]["conditions"] == [{"type": "Ready", "status": "True"},
+                                           {"type": "Synced", "status": "False"}]
+    entry = next(e for e in obj["metadata"]["managedFields"] if e["manager"] == "sync-ctl")
+    assert entry["fieldsV1"] == {"f:status": {"f:conditions": {
+        'k:{"type":"Synced"}': {".": {}, "f:status": {}, "f:type": {}}}}}
+    # without the schema the list is atomic: the second controller conflicts
+    with pytest.raises(ApplyConflict):
+        server_side_apply(live, widget(conditions=[{"type": "Synced", "status": "False"}]),
+                          manager="sync-ctl", force=False, now=T2,
+                          operation_subresource="status")
+
+    spec = {"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "w"},
+            "spec": {"tags": ["a"], "args": ["x"]}}
+    obj = server_side_apply(obj, spec, manager="a", force=False, now=T3, schema=WIDGET_SCHEMA)
+    spec2 = {**spec, "spec": {"tags": ["b"]}}
+    obj = server_side_apply(obj, spec2, manager="b", force=False, now=T3, schema=WIDGET_SCHEMA)
+    assert obj["spec"] == {"tags": ["a", "b"], "args": ["x"]}
+    # record_update with the schema diffs the set member by member
+    updated = copy.deepcopy(obj)
+    updated["spec"]["tags"].append("c")
+    record_update(obj, updated, manager="editor", now=T3, schema=WIDGET_SCHEMA)
+    owners = managers(updated)
+    assert owners[("editor", "Update")]["fieldsV1"] == {"f:spec": {"f:tags": {'v:"c"': {}}}}
+
+
+def test_conflicts_through_atomic_values_and_empty_maps() -> None:
+    cm = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}, "data": {}}
+    live = server_side_apply(None, cm, manager="creator", force=False, now=T1)
+    # creator owns the empty map; adding keys to it is no conflict
+    obj = server_side_apply(live, {**cm, "data": {"k": "v"}}, manager="filler", force=False,
+                            now=T2)
+    assert obj["data"] == {"k": "v"}
+    # an atomic list owned by one manager: another manager setting an item below it conflicts
+    cr = {"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "w"},
+          "spec": {"args": ["a"]}}
+    live = server_side_apply(None, cr, manager="one", force=False, now=T1)
+    with pytest.raises(ApplyConflict, match=r"\.spec\.args"):
+        server_side_apply(live, {**cr, "spec": {"args": ["b"]}}, manager="two", force=False,
+                          now=T2)
+    forced = server_side_apply(live, {**cr, "spec": {"args": ["b"]}}, manager="two", force=True,
+                               now=T2)
+    assert ("one", "Apply") not in managers(forced)

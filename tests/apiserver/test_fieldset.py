@@ -10,6 +10,9 @@ import pytest
 
 from asyncop.apiserver import fieldset
 from asyncop.apiserver.fieldset import MISSING, Path
+from asyncop.apiserver.mergeschema import schema_for
+
+POD = schema_for("Pod")
 
 
 def pod(**overrides: Any) -> dict[str, Any]:
@@ -35,7 +38,7 @@ def pod(**overrides: Any) -> dict[str, Any]:
 
 
 def test_leaves_paths_and_tree_round_trip() -> None:
-    leaves = fieldset.leaves(pod(), "Pod")
+    leaves = fieldset.leaves(pod(), POD)
     assert ("f:metadata", "f:name") not in leaves
     assert leaves[("f:metadata", "f:labels", "f:app")] == "web"
     assert ("f:metadata", "f:finalizers", 'v:"a"') in leaves
@@ -95,9 +98,9 @@ def test_diff_matches_a_leaf_by_leaf_comparison(seed: int) -> None:
     for _ in range(3):
         old = _mutate(old, rng, last=False)
     new = _mutate(old, rng, last=True)
-    old_leaves = fieldset.leaves(old, "Pod")
-    new_leaves = fieldset.leaves(new, "Pod")
-    changed, removed = fieldset.diff(old, new, "Pod")
+    old_leaves = fieldset.leaves(old, POD)
+    new_leaves = fieldset.leaves(new, POD)
+    changed, removed = fieldset.diff(old, new, POD)
     expected = {p: v for p, v in new_leaves.items()
                 if not fieldset.equal(old_leaves.get(p, MISSING), v)}
     assert set(changed) == set(expected)
@@ -109,14 +112,14 @@ def test_diff_matches_a_leaf_by_leaf_comparison(seed: int) -> None:
 
 def test_remove_path_prunes_emptied_containers() -> None:
     obj = pod()
-    fieldset.remove_path(obj, ("f:metadata", "f:labels", "f:app"), "Pod")
+    fieldset.remove_path(obj, ("f:metadata", "f:labels", "f:app"), POD)
     assert "labels" not in obj["metadata"]
-    fieldset.remove_path(obj, ("f:spec", "f:containers", 'k:{"name":"side"}'), "Pod")
-    fieldset.remove_path(obj, ("f:metadata", "f:finalizers", 'v:"a"'), "Pod")
-    fieldset.remove_path(obj, ("f:spec", "f:missing", "f:x"), "Pod")
+    fieldset.remove_path(obj, ("f:spec", "f:containers", 'k:{"name":"side"}'), POD)
+    fieldset.remove_path(obj, ("f:metadata", "f:finalizers", 'v:"a"'), POD)
+    fieldset.remove_path(obj, ("f:spec", "f:missing", "f:x"), POD)
     port = ("f:spec", "f:containers", 'k:{"name":"main"}', "f:ports",
             'k:{"containerPort":80,"protocol":"TCP"}')
-    fieldset.remove_path(obj, port, "Pod")
+    fieldset.remove_path(obj, port, POD)
     assert "ports" not in obj["spec"]["containers"][0]
     assert [c["name"] for c in obj["spec"]["containers"]] == ["main"]
     assert obj["metadata"]["finalizers"] == ["b"]
