@@ -12,6 +12,8 @@ from asyncop.api.kinds import EVENT, POD
 from asyncop.clock import format_time
 from asyncop.controllers.at import at_controller
 from asyncop.controllers.kinds import AT
+from asyncop.runtime.leader import LeaderElectionConfig
+from asyncop.runtime.manager import Manager
 from asyncop.testing import eventually
 
 
@@ -213,3 +215,42 @@ async def test_a_pod_the_server_rejects_ends_the_at_as_failed(cluster: Cluster) 
         assert events[0]["type"] == "Warning"
         await cluster.idle("at")
         assert await cluster.items(POD) == []
+
+
+async def test_leader_change_hands_over_without_a_second_run(cluster: Cluster) -> None:
+    def elected(identity: str) -> Manager:
+        cfg = LeaderElectionConfig(name="asyncop-at", namespace=NS, identity=identity,
+                                   release_on_cancel=False)  # as if the process died
+        mgr = Manager(client=cluster.client, clock=cluster.clock, leader_election=cfg)
+        mgr.add(at_controller(mgr))
+        return mgr
+
+    clock = cluster.clock
+    first, second = elected("first"), elected("second")
+    await first.start()
+    await eventually(lambda: first.is_leader, timeout=10)
+    await second.start()
+    try:
+        # Virtual time stands still while the leader works, so its lease stays valid.
+        await cluster.client.create(AT, _at("handover", format_time(clock.now())))
+        await cluster.wait(AT, "handover", lambda o: o.get("status", {}).get("podName"))
+        assert not second.is_leader
+        await first.stop()  # the leader dies with the At RUNNING and its pod running
+        for _ in range(15):  # the lease expires; the standby takes over
+            await clock.advance(2)
+            try:
+                await eventually(lambda: second.is_leader, timeout=0.2)
+                break
+            except AssertionError:
+                continue
+        assert second.is_leader
+        await clock.advance(1)
+        done = await cluster.wait(AT, "handover", _phase("DONE"))
+        assert done["status"]["result"] == "Succeeded"
+        pods = await cluster.items(POD)
+        assert [p["metadata"]["name"] for p in pods] == ["handover-pod"]
+        created = [e for e in await cluster.items(EVENT) if e.get("reason") == "PodCreated"]
+        assert sum(e.get("count", 1) for e in created) == 1
+    finally:
+        await second.stop()
+        await first.stop()
