@@ -5,8 +5,9 @@
 - `merge_patch`: RFC 7386 (objects merge recursively, `null` deletes, arrays replace whole).
 - `strategic_merge_patch`: merge patch plus the list merge keys of built-in kinds
   (`mergeschema`) and the directives `$patch: replace|delete|merge`,
-  `$deleteFromPrimitiveList/<list>`, `$setElementOrder/<list>` (accepted; order is not
-  enforced) and `$retainKeys`, as sent by `kubectl apply` (client-side) and `kubectl patch`.
+  `$deleteFromPrimitiveList/<list>`, `$setElementOrder/<list>` (the merged list follows the
+  given order, server-only items keep their place) and `$retainKeys`, as sent by
+  `kubectl apply` (client-side) and `kubectl patch`.
 
 Invariants: pure functions; the input documents are never mutated (the result shares no
 structure with them); a malformed patch raises `PatchError` with a readable message (the
@@ -272,12 +273,43 @@ def _merge_struct(
                                       full)
         else:
             result[key] = value
+    for key, order in patch.items():
+        if key.startswith(_ELEMENT_ORDER):
+            name = key[len(_ELEMENT_ORDER):]
+            child = node.child(name) if node is not None else None
+            merged_list, original = result.get(name), orig.get(name)
+            if isinstance(merged_list, list) and child is not None:
+                result[name] = _reorder(merged_list, order,
+                                        original if isinstance(original, list) else [], child)
     retain = patch.get("$retainKeys")
     if retain is not None:
         if not isinstance(retain, list):
             raise PatchError(f"$retainKeys must be a list, got {retain!r}")
         result = {k: v for k, v in result.items() if k in retain}
     return result
+
+
+def _reorder(merged: list[Any], order: list[Any], original: list[Any], node: Node) -> list[Any]:
+    """Apply `$setElementOrder`: items named in `order` come in that order; items only the
+    server had keep their place relative to them (by their position in `original`)."""
+    def ident(item: Any) -> Any:
+        if node.key is not None:
+            return item.get(node.key) if isinstance(item, dict) else None
+        return orjson.dumps(item)
+
+    wanted = {ident(x): i for i, x in enumerate(order)}
+    before = {ident(x): i for i, x in enumerate(original)}
+    listed = sorted((x for x in merged if ident(x) in wanted), key=lambda x: wanted[ident(x)])
+    others = sorted((x for x in merged if ident(x) not in wanted),
+                    key=lambda x: before.get(ident(x), len(before)))
+    out: list[Any] = []
+    while listed and others:
+        position = before.get(ident(listed[0]))
+        if position is None or position < before.get(ident(others[0]), len(before)):
+            out.append(listed.pop(0))
+        else:
+            out.append(others.pop(0))
+    return out + listed + others
 
 
 def _is_replace_marker(item: Any) -> bool:

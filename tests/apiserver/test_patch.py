@@ -277,3 +277,26 @@ def test_smp_unknown_kind_replaces_lists() -> None:
     doc = {"spec": {"containers": [{"name": "a"}, {"name": "b"}]}}
     out = strategic_merge_patch(doc, {"spec": {"containers": [{"name": "c"}]}}, kind="Widget")
     assert out["spec"]["containers"] == [{"name": "c"}]
+
+
+def test_smp_set_element_order_follows_a_reordered_manifest() -> None:
+    doc = {"spec": {"containers": [{"name": "a", "image": "1"}, {"name": "b", "image": "1"}]}}
+    patch = {"spec": {"$setElementOrder/containers": [{"name": "b"}, {"name": "a"}],
+                      "containers": [{"name": "a", "image": "2"}]}}
+    out = strategic_merge_patch(doc, patch, kind="Pod")
+    assert out["spec"]["containers"] == [{"name": "b", "image": "1"}, {"name": "a", "image": "2"}]
+
+
+def test_smp_set_element_order_reorders_merged_lists() -> None:
+    doc = {"spec": {"containers": [{"name": "a"}, {"name": "b"}, {"name": "c"}]},
+           "metadata": {"finalizers": ["x", "y"]}}
+    patch = {
+        "spec": {"$setElementOrder/containers": [{"name": "c"}, {"name": "new"}, {"name": "a"}],
+                 "containers": [{"name": "new", "image": "i"}]},
+        "metadata": {"$setElementOrder/finalizers": ["y", "x"]},
+    }
+    out = strategic_merge_patch(doc, patch, kind="Pod")
+    # the listed items follow the order; b (only on the server) goes before c, which
+    # followed it on the server, as Kubernetes merges the two sorted lists
+    assert [c["name"] for c in out["spec"]["containers"]] == ["b", "c", "new", "a"]
+    assert out["metadata"]["finalizers"] == ["y", "x"]
