@@ -23,8 +23,8 @@ import structlog
 
 from asyncop.api import Kind, RawObject, Request
 from asyncop.clock import RealClock
-from asyncop.runtime.controller import Controller
-from asyncop.runtime.handlers import EventHandler, for_
+from asyncop.runtime.controller import Controller, Handler
+from asyncop.runtime.handlers import for_
 from asyncop.runtime.metrics import Metrics
 from asyncop.runtime.reconcile import reconciler
 from asyncop.runtime.workqueue import ShutDown, WorkQueue
@@ -34,9 +34,9 @@ FOO = Kind("bench.asyncop.io", "v1", "foos", "Foo")
 
 class _Informer:
     def __init__(self) -> None:
-        self.handlers: list[EventHandler] = []
+        self.handlers: list[Handler] = []
 
-    def add_handler(self, handler: EventHandler) -> None:
+    def add_handler(self, handler: Handler) -> None:
         self.handlers.append(handler)
 
 

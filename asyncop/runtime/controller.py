@@ -29,7 +29,6 @@ from __future__ import annotations
 import asyncio
 import random
 from collections.abc import Callable, Sequence
-from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -37,8 +36,9 @@ import structlog
 
 from asyncop.api import Kind, RawObject, Request
 from asyncop.clock import Clock, wait_for
-from asyncop.runtime.handlers import EventHandler, Watch
+from asyncop.runtime.handlers import Watch
 from asyncop.runtime.metrics import ControllerStats, Metrics, ReconcileResult
+from asyncop.runtime.ownwrites import OwnWrites
 from asyncop.runtime.ratelimit import RateLimiter
 from asyncop.runtime.reconcile import Reconciler, Result, TerminalError
 from asyncop.runtime.workqueue import ShutDown, WorkQueue
@@ -48,8 +48,18 @@ log = structlog.get_logger("asyncop.runtime.controller")
 WriteListener = Callable[[Kind, "RawObject | None", str], None]
 
 
+class Handler(Protocol):
+    """An informer event handler (`asyncop.runtime.informer.EventHandler`)."""
+
+    def on_add(self, obj: RawObject) -> None: ...
+
+    def on_update(self, old: RawObject, new: RawObject) -> None: ...
+
+    def on_delete(self, obj: RawObject) -> None: ...
+
+
 class InformerLike(Protocol):
-    def add_handler(self, handler: EventHandler) -> object: ...
+    def add_handler(self, handler: Handler) -> object: ...
 
 
 class CacheLike(Protocol):
@@ -68,21 +78,6 @@ class WriteSource(Protocol):
     """What a Controller needs from `asyncop.client.Client` (read-your-own-writes)."""
 
     def add_write_listener(self, cb: WriteListener) -> object: ...
-
-
-@dataclass(slots=True)
-class _WriteLog:
-    """The writes made during one reconcile: (kind, key) -> resourceVersion (None: deleted)."""
-
-    owner: Controller
-    writes: dict[tuple[Kind, str], str | None]
-
-
-_MAX_PENDING_WRITES = 4096
-
-_current_writes: ContextVar[_WriteLog | None] = ContextVar(
-    "asyncop_reconcile_writes", default=None
-)
 
 
 @dataclass(frozen=True, slots=True)
@@ -132,8 +127,7 @@ class Controller:
         self.queue: WorkQueue[str] | None = None
         self._running = False
         self._write_sources: list[WriteSource] = []
-        # key -> (monotonic time of the reconcile, its writes); consumed by the next reconcile.
-        self._pending_writes: dict[str, tuple[float, dict[tuple[Kind, str], str | None]]] = {}
+        self._own_writes = OwnWrites(timeout=write_sync_timeout)
         # reconcile ids: uuid4 hex from a per-controller PRNG (os.urandom per id is slow).
         self._rng = random.Random()
 
@@ -176,9 +170,12 @@ class Controller:
         rt = _Run(queue, cache, clock, stats)
         for watch in self.watches:
             cache.informer(watch.kind).add_handler(watch.handler(queue, primary=self.primary))
-        if client is not None and not any(c is client for c in self._write_sources):
-            client.add_write_listener(self._on_write)  # once per client, across restarts
-            self._write_sources.append(client)
+        if client is not None:
+            for kind in dict.fromkeys(w.kind for w in self.watches):
+                cache.informer(kind).add_handler(self._own_writes.observer(kind))
+            if not any(c is client for c in self._write_sources):
+                client.add_write_listener(self._own_writes.listener)  # once per client
+                self._write_sources.append(client)
         tasks: list[asyncio.Task[None]] = []
         try:
             await cache.wait_for_sync()
@@ -252,12 +249,10 @@ class Controller:
             reconcile_id=self._reconcile_id(),
         )
         try:
-            if self._pending_writes:
+            if self._own_writes.pending:
                 await self._catch_up(rt, key)
                 if rt.queue.shutting_down:
                     return
-            wlog = _WriteLog(self, {})
-            token = _current_writes.set(wlog)
             stats = rt.stats
             if stats is not None:
                 stats.busy(1)
@@ -265,11 +260,9 @@ class Controller:
             outcome: ReconcileResult | None = None
             terminal = False
             try:
-                outcome, terminal = await self._reconcile(rt, key, request)
+                with self._own_writes.recording(key, rt.clock):
+                    outcome, terminal = await self._reconcile(rt, key, request)
             finally:
-                _current_writes.reset(token)
-                if wlog.writes:
-                    self._remember_writes(rt.clock, key, wlog.writes)
                 if stats is not None:
                     stats.busy(-1)
                     if outcome is not None:
@@ -321,63 +314,13 @@ class Controller:
         return ("requeue_after" if requeue_after > 0 else "requeue"), False
 
     # -- read-your-own-writes ---------------------------------------------------------------
-    def _on_write(self, kind: Kind, obj: RawObject | None, key: str) -> None:
-        wlog = _current_writes.get()
-        if wlog is None or wlog.owner is not self:
-            return
-        rv = None if obj is None else (obj.get("metadata") or {}).get("resourceVersion")
-        wlog.writes[(kind, key)] = rv
-
-    def _remember_writes(
-        self, clock: Clock, key: str, writes: dict[tuple[Kind, str], str | None]
-    ) -> None:
-        now = clock.monotonic()
-        pending = self._pending_writes
-        if len(pending) >= _MAX_PENDING_WRITES:
-            # Keys that are never reconciled again (deleted objects) must not pile up; a
-            # record older than the wait bound would only cost one bounded wait anyway.
-            for stale in [k for k, (t, _) in pending.items() if now - t > self.write_sync_timeout]:
-                del pending[stale]
-        pending[key] = (now, writes)
-
     async def _catch_up(self, rt: _Run, key: str) -> None:
-        """Wait (bounded) until the cache reflects the writes of this key's last reconcile."""
-        record = self._pending_writes.pop(key, None)
-        if record is None:
-            return
-        writes = record[1]
+        """Wait (bounded) for the cache to see the last writes; shutdown may abandon this."""
         task = asyncio.current_task()
         if task is not None:
             rt.catching_up.add(task)
         try:
-            await self._wait_for_writes(rt, writes)
+            await self._own_writes.catch_up(rt.cache, rt.clock, key)
         finally:
             if task is not None:
                 rt.catching_up.discard(task)
-
-    async def _wait_for_writes(
-        self, rt: _Run, writes: dict[tuple[Kind, str], str | None]
-    ) -> None:
-        clock = rt.clock
-        deadline = clock.monotonic() + self.write_sync_timeout
-        for (kind, obj_key), rv in writes.items():
-            remaining = deadline - clock.monotonic()
-            try:
-                if remaining <= 0:
-                    raise TimeoutError
-                caught_up = await wait_for(
-                    clock,
-                    rt.cache.wait_for_resource_version(kind, obj_key, rv, timeout=remaining),
-                    remaining,
-                )
-                if caught_up is False:  # the Cache reports its own timeout as False
-                    raise TimeoutError
-            except TimeoutError:
-                log.warning(
-                    "cache behind own write, proceeding",
-                    kind=str(kind),
-                    key=obj_key,
-                    resource_version=rv,
-                )
-            except Exception:
-                log.exception("waiting for own write failed", kind=str(kind), key=obj_key)

@@ -19,8 +19,8 @@ from asyncop.apiserver import ApiServer
 from asyncop.client import Client, ClientConfig
 from asyncop.clock import Clock
 from asyncop.runtime.cache import Cache
-from asyncop.runtime.controller import Controller, WriteListener
-from asyncop.runtime.handlers import EventHandler, for_, label_selector, owns
+from asyncop.runtime.controller import Controller, Handler, WriteListener
+from asyncop.runtime.handlers import for_, label_selector, owns
 from asyncop.runtime.metrics import Metrics
 from asyncop.runtime.reconcile import Result, TerminalError, reconciler
 from asyncop.testing import FakeClock, eventually
@@ -43,14 +43,18 @@ def foo(name: str, namespace: str = "ns") -> RawObject:
 
 class FakeInformer:
     def __init__(self) -> None:
-        self.handlers: list[EventHandler] = []
+        self.handlers: list[Handler] = []
 
-    def add_handler(self, handler: EventHandler) -> None:
+    def add_handler(self, handler: Handler) -> None:
         self.handlers.append(handler)
 
     def add(self, obj: RawObject) -> None:
         for h in self.handlers:
             h.on_add(obj)
+
+    def delete(self, obj: RawObject) -> None:
+        for h in self.handlers:
+            h.on_delete(obj)
 
 
 class FakeCache:
@@ -382,6 +386,34 @@ async def test_next_reconcile_waits_for_the_cache_to_see_own_writes() -> None:
         cache.informer(FOO).add(foo("b"))
         await clock.settle()
         assert len(seen) == 3
+
+
+async def test_an_object_deleted_after_our_write_releases_the_wait() -> None:
+    clock, cache, client = FakeClock(), FakeCache(), FakeClient()
+    times: dict[str, list[float]] = {}
+
+    async def fn(req: Request) -> None:
+        times.setdefault(req.key, []).append(clock.monotonic())
+        if len(times[req.key]) == 1:
+            client.write(FOO, req.key)  # e.g. its status: rv 101 for "a", 102 for "old"
+
+    ctrl = Controller("foo", reconciler(fn), watches=[for_(FOO)], write_sync_timeout=5.0)
+    async with running(ctrl, cache, clock, client=client):
+        cache.informer(FOO).add(foo("a"))
+        cache.informer(FOO).add(foo("old"))
+        await clock.settle()
+        gone = foo("a")
+        gone["metadata"]["resourceVersion"] = "105"  # deleted after our write of rv 101
+        cache.informer(FOO).delete(gone)
+        await clock.settle()
+        assert times["ns/a"] == [0.0, 0.0]  # the cache will never show rv 101: no wait
+        stale = foo("old")
+        stale["metadata"]["resourceVersion"] = "50"  # a previous incarnation's delete
+        cache.informer(FOO).delete(stale)
+        await clock.settle()
+        assert times["ns/old"] == [0.0]  # still waiting for rv 102
+        await clock.advance(5.0)
+        assert times["ns/old"] == [0.0, 5.0]
 
 
 async def test_own_write_wait_is_bounded_on_the_clock() -> None:
