@@ -5,7 +5,6 @@ ENV PIP_NO_CACHE_DIR=1 PIP_DISABLE_PIP_VERSION_CHECK=1
 WORKDIR /src
 COPY pyproject.toml README.md ./
 COPY asyncop ./asyncop
-COPY crds ./crds
 RUN python -m venv /opt/asyncop \
  && /opt/asyncop/bin/pip install --no-compile . \
  && find /opt/asyncop -name '__pycache__' -prune -exec rm -rf {} +

@@ -62,12 +62,13 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--context", help="kubeconfig context")
     run.add_argument("--embedded", action="store_true",
                      help="start an in-process API server instead of using a cluster")
-    run.add_argument("--apply", action="append", default=[], metavar="PATH",
-                     help="apply YAML files/directories after start-up (repeatable)")
+    run.add_argument("--apply", action="extend", nargs="+", default=[], metavar="PATH",
+                     help="apply YAML files/directories (multi-document) before the controllers "
+                     "start")
     run.add_argument("--controllers", default=",".join(CONTROLLERS),
                      help=f"comma-separated controllers (default: {','.join(CONTROLLERS)})")
-    run.add_argument("--namespace", action="append", default=[], metavar="NS",
-                     help="watch only this namespace (repeatable; default: all)")
+    run.add_argument("--namespace", action="extend", nargs="+", default=[], metavar="NS",
+                     help="watch only these namespaces (default: all)")
     run.add_argument("--workers", type=int, default=None, help="workers per controller")
     run.add_argument("--leader-elect", action=argparse.BooleanOptionalAction, default=False,
                      help="run leader election on a Lease (for several replicas)")
@@ -194,7 +195,7 @@ async def _run_manager(
     args: argparse.Namespace, config: ClientConfig, names: list[str], docs: list[RawObject],
     *, install: bool,
 ) -> int:
-    namespaces: list[str] = args.namespace
+    namespaces = [n.strip() for v in args.namespace for n in v.split(",") if n.strip()]
     await preflight(config, names, namespaces, install_crds=install)
     if docs:
         await apply_manifests(config, docs)

@@ -239,3 +239,14 @@ async def test_apiserver_subcommand(tmp_path: Path) -> None:
 async def _crd_names(client: object, crd: object) -> set[str]:
     body = await client.list(crd)  # type: ignore[attr-defined]
     return {i["metadata"]["name"] for i in body["items"]}
+
+
+def test_list_flags_accept_several_values() -> None:
+    from asyncop.cli import build_parser
+
+    args = build_parser().parse_args(
+        ["run", "--namespace", "a", "b", "--namespace", "c", "--apply", "x.yaml", "dir/"])
+    assert args.namespace == ["a", "b", "c"] and args.apply == ["x.yaml", "dir/"]
+    assert args.leader_elect is False
+    assert build_parser().parse_args(["run", "--leader-elect"]).leader_elect is True
+    assert build_parser().parse_args(["run", "--no-leader-elect"]).leader_elect is False
