@@ -171,16 +171,21 @@ class Manager:
         await self.stop()
 
     async def start(self) -> None:
+        """Start everything; on failure, undo what was started and re-raise."""
         if self._started:
             return
         self._started = True
+        try:
+            await self._start()
+        except BaseException:
+            await self.stop()
+            raise
+        self._log.info("manager started", controllers=[c.name for c in self._controllers])
+
+    async def _start(self) -> None:
         if self._owns_client:
             await self.client.__aenter__()
-        try:
-            await self._server.start()
-        except OSError:
-            await self._close_client()
-            raise
+        await self._server.start()
         if self.install_signal_handlers:
             self._install_signals()
         self._spawn(self._loop_probe.run(), "loop-probe")
@@ -192,7 +197,6 @@ class Manager:
                 self._start_controller(c)
         else:
             self._start_elector(self.leader_election)
-        self._log.info("manager started", controllers=[c.name for c in self._controllers])
 
     async def wait(self) -> None:
         """Until `stop()` (or a signal); raises LeaderElectionLost if the lease was lost."""

@@ -345,3 +345,19 @@ async def test_stop_drains_in_flight_reconciles_before_releasing_the_lease(
     assert await stamp_of(client, "busy") == "mgr-f"
     spec = (await client.get(LEASE, "mgr-test", namespace="default"))["spec"]
     assert spec["holderIdentity"] == ""
+
+
+async def test_failed_start_cleans_up(server: ApiServer) -> None:
+    import socket
+
+    before = asyncio.all_tasks()
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        mgr = Manager(config=ClientConfig(host=server.url), clock=FakeClock(),
+                      metrics_bind_address=f"127.0.0.1:{port}")
+        with pytest.raises(OSError):
+            await mgr.start()
+    assert mgr.client._closed
+    assert leftover(before) == set()
