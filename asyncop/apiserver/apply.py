@@ -277,20 +277,28 @@ def record_update(
 ) -> None:
     """Record in `new` (in place) that `manager` wrote the fields that differ from `old`.
 
-    Managed fields are carried over from `old`; other managers lose the fields this write
-    changed or removed. A write that changes nothing leaves managedFields as they were.
+    Managed fields are carried over from `old` (or taken from `new` when the client sent
+    different ones through the main resource, as the real server does); other managers lose
+    the fields this write changed or removed. A write that changes nothing leaves
+    managedFields as they were.
     """
     kind = str(new.get("kind") or (old or {}).get("kind") or "")
     meta = new.setdefault("metadata", {})
+    # a write through the main resource that carries managedFields different from the stored
+    # ones sets them (kubectl's client-side-apply migration does this); none, or a
+    # subresource write, keeps the stored ones
+    sent = meta.get("managedFields")
+    stored = ((old or {}).get("metadata") or {}).get("managedFields")
+    base = new if sent and not subresource and sent != stored else old
     changed, removed = fieldset.diff(old, new, schema_for(kind, schema))
     if not changed and not removed:
-        previous = ((old or {}).get("metadata") or {}).get("managedFields")
+        previous = ((base or {}).get("metadata") or {}).get("managedFields")
         if previous:
             meta["managedFields"] = previous
         else:
             meta.pop("managedFields", None)
         return
-    entries = _entries(old)
+    entries = _entries(base)
     ident = (manager, operation, subresource)
     for entry in entries:
         before = len(entry.paths)

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
 import copy
+import shutil
 from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any
 
 import aiohttp
@@ -443,3 +446,51 @@ def test_conflicts_through_atomic_values_and_empty_maps() -> None:
     forced = server_side_apply(live, {**cr, "spec": {"args": ["b"]}}, manager="two", force=True,
                                now=T2)
     assert ("one", "Apply") not in managers(forced)
+
+
+def test_update_that_sends_different_managed_fields_sets_them() -> None:
+    old = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"},
+           "data": {"a": "1"}}
+    record_update(None, old, manager="kubectl-client-side-apply", now=T1)
+    migrated = copy.deepcopy(old)
+    migrated["metadata"]["managedFields"] = [{
+        "manager": "kubectl", "operation": "Apply", "apiVersion": "v1", "time": T2,
+        "fieldsType": "FieldsV1", "fieldsV1": {"f:data": {"f:a": {}}}}]
+    record_update(old, migrated, manager="kubectl-patch", now=T2)
+    assert [(e["manager"], e["operation"]) for e in migrated["metadata"]["managedFields"]] == [
+        ("kubectl", "Apply")]
+    # a round trip of the stored managedFields (GET then PUT) changes nothing
+    round_trip = copy.deepcopy(migrated)
+    round_trip["data"]["a"] = "2"
+    record_update(migrated, round_trip, manager="editor", now=T3)
+    assert managers(round_trip)[("editor", "Update")]["fieldsV1"] == {"f:data": {"f:a": {}}}
+    assert ("kubectl", "Apply") not in managers(round_trip)
+
+
+@pytest.mark.skipif(shutil.which("kubectl") is None, reason="kubectl is not on PATH")
+async def test_kubectl_client_side_to_server_side_apply_migration(tmp_path: Path) -> None:
+    manifest = ("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c1, namespace: default}\n"
+                "data: {%s}\n")
+    async with ApiServer(simulators=False, version=("1", "33")) as srv:
+        kubeconfig = srv.write_kubeconfig(tmp_path / "kubeconfig")
+
+        async def apply(*flags: str, data: str) -> None:
+            proc = await asyncio.create_subprocess_exec(
+                "kubectl", f"--kubeconfig={kubeconfig}", f"--cache-dir={tmp_path / 'cache'}",
+                "--request-timeout=20s", "apply", *flags, "-f", "-",
+                stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.PIPE)
+            _, err = await asyncio.wait_for(proc.communicate((manifest % data).encode()), 60)
+            assert proc.returncode == 0, err.decode()
+
+        await apply(data='a: "1", b: "x"')
+        await apply("--server-side", data='a: "1", b: "x"')
+        # kubectl moved the client-side apply ownership over to its apply manager, so leaving
+        # b out of the next server-side apply removes it
+        await apply("--server-side", data='a: "1"')
+        cm = srv.store.get(srv.store.resolve("", "v1", "configmaps"), "default", "c1")
+    assert cm is not None
+    assert cm["data"] == {"a": "1"}
+    owners = {e["manager"]: e["fieldsV1"] for e in cm["metadata"]["managedFields"]}
+    assert owners["kubectl"] == {"f:data": {"f:a": {}}}
+    assert "kubectl-client-side-apply" not in owners
