@@ -51,7 +51,7 @@ BUILTINS: tuple[ResourceType, ...] = (
     _rt("batch", "jobs", "Job", cats=_ALL, status=True),
     _rt("batch", "cronjobs", "CronJob", short=("cj",), cats=_ALL, status=True),
     _rt("coordination.k8s.io", "leases", "Lease"),
-    _rt("events.k8s.io", "events", "Event", short=("ev",)),
+    replace(_rt("events.k8s.io", "events", "Event", short=("ev",)), storage_group=""),
     _rt("rbac.authorization.k8s.io", "roles", "Role"),
     _rt("rbac.authorization.k8s.io", "rolebindings", "RoleBinding"),
     _rt("rbac.authorization.k8s.io", "clusterroles", "ClusterRole", namespaced=False),
@@ -112,8 +112,9 @@ class Registry:
     def _add(self, rt: ResourceType) -> None:
         self._by_gvr[(rt.group, rt.version, rt.plural)] = rt
         versions = self._by_gr.setdefault(rt.gr, [])
-        versions[:] = [v for v in versions if v.version != rt.version] + [rt]
-        versions.sort(key=lambda t: _version_key(t.version))
+        versions[:] = [v for v in versions if (v.group, v.version) != (rt.group, rt.version)]
+        versions.append(rt)
+        versions.sort(key=lambda t: (t.group != rt.gr[0], _version_key(t.version)))
 
     def resolve(self, group: str, version: str, plural: str) -> ResourceType | None:
         return self._by_gvr.get((group, version, plural))
@@ -126,7 +127,7 @@ class Registry:
         if not versions:
             return None
         for rt in versions:
-            if rt.storage_version == rt.version:
+            if rt.storage_version == rt.version and rt.group == gr[0]:
                 return rt
         return versions[0]
 
@@ -150,7 +151,7 @@ class Registry:
         for rt in self._crd_types.pop(crd_name, []):
             self._by_gvr.pop((rt.group, rt.version, rt.plural), None)
             versions = self._by_gr.get(rt.gr, [])
-            versions[:] = [v for v in versions if v.version != rt.version]
+            versions[:] = [v for v in versions if (v.group, v.version) != (rt.group, rt.version)]
             if not versions:
                 self._by_gr.pop(rt.gr, None)
 

@@ -44,6 +44,9 @@ class ResourceType:
     #: the version objects are stored in (all served versions convert trivially).
     storage_version: str = ""
     list_kind: str = field(default="")
+    #: the group whose storage this resource shares (events.k8s.io events live with core
+    #: events); None: its own group.
+    storage_group: str | None = None
 
     @property
     def api_version(self) -> str:
@@ -51,8 +54,10 @@ class ResourceType:
 
     @property
     def gr(self) -> tuple[str, str]:
-        """(group, plural): the storage identity shared by every version of a resource."""
-        return (self.group, self.plural)
+        """(group, plural): the storage identity shared by every version of a resource
+        (and by every group that views the same storage, see `storage_group`)."""
+        group = self.group if self.storage_group is None else self.storage_group
+        return (group, self.plural)
 
     @property
     def singular_name(self) -> str:

@@ -21,7 +21,7 @@ from asyncop.apiserver import errors, extensions
 from asyncop.apiserver.http import Target, wants_table
 from asyncop.apiserver.resources import ResourceType
 from asyncop.apiserver.selectors import matcher, parse_field_selector, parse_label_selector
-from asyncop.apiserver.storage import Store
+from asyncop.apiserver.storage import Store, as_version
 from asyncop.apiserver.watch import Event, Watcher, encode_line
 from asyncop.clock import Clock, Timer
 
@@ -160,16 +160,14 @@ class WatchRoutes:
         timers["bookmark"] = self.clock.call_later(self.bookmark_interval, fire)
 
     def _obj(self, rt: ResourceType, obj: dict[str, Any]) -> dict[str, Any]:
-        if obj.get("apiVersion") == rt.api_version:
-            return obj
-        return {**obj, "apiVersion": rt.api_version}
+        return as_version(obj, rt)
 
     def _line(self, rt: ResourceType, event: Event, kind: str, *, table: bool,
               state: dict[str, bool] | None = None) -> bytes:
-        if kind == event.type:
-            line = event.line(rt.api_version)
-        else:
-            line = event.line(rt.api_version, kind)
+        def view(obj: dict[str, Any]) -> dict[str, Any]:
+            return as_version(obj, rt)
+
+        line = event.line(rt.api_version, view, None if kind == event.type else kind)
         if table and state is not None:
             return self._table_line(rt, line, state)
         return line

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from asyncop.apiserver import eventsv1
 from asyncop.apiserver.errors import bad_request
 from asyncop.apiserver.resources import ResourceType
 
@@ -156,7 +157,9 @@ FIELDS: dict[tuple[str, str], tuple[str, ...]] = {
                      "involvedObject.resourceVersion", "involvedObject.fieldPath", "reason",
                      "reportingComponent", "source", "type"),
     ("events.k8s.io", "events"): ("regarding.kind", "regarding.namespace", "regarding.name",
-                                  "regarding.uid", "reason", "reportingController", "type"),
+                                  "regarding.uid", "regarding.apiVersion",
+                                  "regarding.resourceVersion", "regarding.fieldPath", "reason",
+                                  "reportingController", "type"),
     ("", "namespaces"): ("status.phase",),
     ("", "secrets"): ("type",),
     ("", "nodes"): ("spec.unschedulable",),
@@ -231,7 +234,7 @@ def _unescape(text: str) -> str:
 def parse_field_selector(text: str | None, rt: ResourceType) -> FieldSelector:
     if not text or not text.strip():
         return FieldSelector(())
-    allowed = set(_META_FIELDS) | set(FIELDS.get(rt.gr, ()))
+    allowed = set(_META_FIELDS) | set(FIELDS.get((rt.group, rt.plural), ()))
     terms: list[tuple[str, bool, str]] = []
     for part in _split_escaped(text, ","):
         if not part:
@@ -245,6 +248,8 @@ def parse_field_selector(text: str | None, rt: ResourceType) -> FieldSelector:
                 raise bad_request(f'"{path}" is not a known field selector: only '
                                   f'"metadata.name", "metadata.namespace"')
             raise bad_request(f"field label not supported: {path}")
+        if rt.storage_group is not None:  # a view of another group's storage
+            path = eventsv1.core_field(path)
         terms.append((path, op != "!=", value))
     return FieldSelector(tuple(terms))
 

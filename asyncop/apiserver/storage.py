@@ -19,7 +19,7 @@ from typing import Any
 import orjson
 import structlog
 
-from asyncop.apiserver import errors
+from asyncop.apiserver import errors, eventsv1
 from asyncop.apiserver.registry import Registry
 from asyncop.apiserver.resources import ResourceType
 from asyncop.apiserver.selectors import LabelSelector, parse_label_selector
@@ -43,6 +43,8 @@ def as_version(obj: dict[str, Any], rt: ResourceType) -> dict[str, Any]:
     api_version = rt.api_version
     if obj.get("apiVersion") == api_version:
         return obj
+    if rt.storage_group is not None and eventsv1.is_events_v1(rt):
+        return eventsv1.from_core(obj)
     return {**obj, "apiVersion": api_version}
 
 

@@ -20,6 +20,7 @@ import orjson
 
 GR = tuple[str, str]
 Match = Callable[[dict[str, Any]], bool]
+View = Callable[[dict[str, Any]], dict[str, Any]]
 
 
 class Event:
@@ -36,25 +37,18 @@ class Event:
         self.old = old
         self._lines: dict[str, bytes] | None = None
 
-    def line(self, api_version: str | None, type_: str | None = None,
-             obj: dict[str, Any] | None = None) -> bytes:
-        """The serialized watch line (cached for the default type and object)."""
-        if type_ is None and obj is None:
-            key = api_version or ""
+    def line(self, api_version: str, view: View, type_: str | None = None) -> bytes:
+        """The serialized watch line, the object seen through `view` (which produces
+        `api_version`); cached per apiVersion for the event's own type."""
+        if type_ is None:
             lines = self._lines
             if lines is None:
                 lines = self._lines = {}
-            cached = lines.get(key)
+            cached = lines.get(api_version)
             if cached is None:
-                cached = lines[key] = encode_line(self.type, _as_version(self.obj, api_version))
+                cached = lines[api_version] = encode_line(self.type, view(self.obj))
             return cached
-        return encode_line(type_ or self.type, _as_version(obj or self.obj, api_version))
-
-
-def _as_version(obj: dict[str, Any], api_version: str | None) -> dict[str, Any]:
-    if api_version is None or obj.get("apiVersion") == api_version:
-        return obj
-    return {**obj, "apiVersion": api_version}
+        return encode_line(type_, view(self.obj))
 
 
 def encode_line(type_: str, obj: dict[str, Any]) -> bytes:

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from asyncop.api import ApiError, BadRequest, status_body
-from asyncop.apiserver import builtins, crdstate, errors, extensions, validation
+from asyncop.apiserver import builtins, crdstate, errors, eventsv1, extensions, validation
 from asyncop.apiserver.objectmeta import (
     generate_name,
     restore_server_fields,
@@ -78,6 +78,8 @@ class Writer:
         if not isinstance(obj, dict):
             raise errors.bad_request("the request body is not a JSON object")
         self._check_type(rt, obj)
+        if eventsv1.is_events_v1(rt):
+            obj = eventsv1.to_core(obj)
         meta = _meta(obj)
         namespace = self._namespace_for(rt, meta, namespace)
         if meta.get("resourceVersion"):
@@ -198,6 +200,8 @@ class Writer:
         if not isinstance(obj, dict):
             raise errors.bad_request("the request body is not a JSON object")
         self._check_type(rt, obj)
+        if eventsv1.is_events_v1(rt):
+            obj = eventsv1.to_core(obj)
         meta = _meta(obj)
         ns = self._namespace_for(rt, meta, namespace)
         if meta.get("name") and meta["name"] != name:

@@ -214,3 +214,28 @@ async def test_admission_hook_mutates_and_rejects(apiserver_no_sim: ApiServer,
     code, body = await _call(http, "POST", apiserver_no_sim.url + CM,
                              json={"metadata": {"name": "deny"}})
     assert code == 403
+
+
+async def test_events_v1_share_core_event_storage(apiserver_no_sim: ApiServer,
+                                                  http: aiohttp.ClientSession) -> None:
+    url = apiserver_no_sim.url
+    v1 = url + "/apis/events.k8s.io/v1/namespaces/default/events"
+    core = url + "/api/v1/namespaces/default/events"
+    event = {"metadata": {"name": "e1"}, "eventTime": "2026-01-01T00:00:00.000000Z",
+             "regarding": {"kind": "Pod", "name": "p", "namespace": "default"},
+             "note": "pulled", "reason": "Pulled", "type": "Normal", "action": "Pull",
+             "reportingController": "kubelet", "reportingInstance": "node-1"}
+    code, created = await _call(http, "POST", v1, json=event)
+    assert code == 201 and created["apiVersion"] == "events.k8s.io/v1"
+    assert created["regarding"]["name"] == "p" and created["note"] == "pulled"
+    code, stored = await _call(http, "GET", core + "/e1")
+    assert stored["apiVersion"] == "v1" and stored["message"] == "pulled"
+    assert stored["involvedObject"]["name"] == "p" and stored["reportingComponent"] == "kubelet"
+    code, listed = await _call(http, "GET", core + "?fieldSelector=involvedObject.name%3Dp")
+    assert [e["metadata"]["name"] for e in listed["items"]] == ["e1"]
+    code, listed = await _call(http, "GET", v1 + "?fieldSelector=regarding.name%3Dother")
+    assert listed["items"] == []
+    async with http.get(v1 + "?watch=1&timeoutSeconds=1") as resp:
+        first = orjson.loads(await resp.content.readline())
+    assert first["object"]["apiVersion"] == "events.k8s.io/v1"
+    assert first["object"]["note"] == "pulled"
