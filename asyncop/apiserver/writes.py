@@ -25,6 +25,7 @@ from asyncop.apiserver.objectmeta import (
 )
 from asyncop.apiserver.registry import CRD_GR, NAMESPACE_GR, RETURNS_DELETED_OBJECT
 from asyncop.apiserver.resources import ResourceType
+from asyncop.apiserver.storage import copy_obj
 
 if TYPE_CHECKING:
     from asyncop.apiserver.storage import Store
@@ -229,6 +230,10 @@ class Writer:
                 new.pop("status", None)
             obj = new
             meta = obj["metadata"]
+            if rt.is_custom:
+                obj = copy_obj(obj)  # the schema pipeline mutates nested values
+                meta = obj["metadata"]
+                self._custom_pipeline(rt, obj, ctx)
         else:
             restore_server_fields(meta, old_meta)
             if rt.has_status:

@@ -220,3 +220,17 @@ async def test_multi_version_crd(apiserver_no_sim: ApiServer) -> None:
         assert thing["spec"] == {"a": "x", "b": "bee"}  # read-time default of v1
         async with http.get(url + "/apis/example.com") as r:
             assert (await _json(r))["preferredVersion"]["version"] == "v1"
+
+
+async def test_status_writes_are_validated_against_the_schema(srv: Srv) -> None:
+    server, http = srv
+    async with http.post(server.url + WIDGETS, json=widget("w1")) as r:
+        w = await _json(r)
+    w["status"] = {"ready": "not-a-bool"}
+    async with http.put(server.url + WIDGETS + "/w1/status", json=w) as r:
+        assert r.status == 422
+        assert (await _json(r))["details"]["causes"][0]["field"] == "status.ready"
+    w["status"] = {"ready": True, "unknown": 1}
+    async with http.put(server.url + WIDGETS + "/w1/status", json=w) as r:
+        assert r.status == 200
+        assert (await _json(r))["status"] == {"ready": True}
