@@ -15,7 +15,8 @@ list, `.` the item itself). Lists merge by the keys in `mergeschema`; other list
   later apply of a different value by them conflicts, as in Kubernetes).
 
 Invariants: pure functions over JSON dicts; the inputs of `server_side_apply` are never
-mutated; identity fields (apiVersion, kind, metadata name/namespace/uid/resourceVersion/
+mutated and its result shares no structure with them (`record_update` writes into `new` and
+may share untouched managedFields entries with `old`); identity fields (apiVersion, kind, metadata name/namespace/uid/resourceVersion/
 generation/creationTimestamp/managedFields…) are never owned.
 """
 
@@ -260,8 +261,8 @@ def server_side_apply(
     own.paths = new_paths
     own.dirty = True
     managed = _render(entries)
-    if managed:
-        result.setdefault("metadata", {})["managedFields"] = managed
+    if managed:  # copied: untouched entries would otherwise share structure with `live`
+        result.setdefault("metadata", {})["managedFields"] = orjson.loads(orjson.dumps(managed))
     return result
 
 

@@ -494,3 +494,14 @@ async def test_kubectl_client_side_to_server_side_apply_migration(tmp_path: Path
     owners = {e["manager"]: e["fieldsV1"] for e in cm["metadata"]["managedFields"]}
     assert owners["kubectl"] == {"f:data": {"f:a": {}}}
     assert "kubectl-client-side-apply" not in owners
+
+
+def test_apply_result_shares_nothing_with_its_inputs() -> None:
+    live = server_side_apply(None, deployment(), manager="helm", force=False, now=T1)
+    snapshot = copy.deepcopy(live)
+    obj = server_side_apply(live, {"apiVersion": "apps/v1", "kind": "Deployment",
+                                   "metadata": {"name": "web"}, "spec": {"paused": True}},
+                            manager="other", force=False, now=T2)
+    obj["metadata"]["managedFields"][0]["fieldsV1"]["f:spec"].clear()
+    obj["spec"]["template"]["spec"]["containers"][0]["env"].clear()
+    assert live == snapshot
