@@ -12,8 +12,9 @@ Invariants:
   no HTTP answer raises `TransportError` (`RequestTimeout` for timeouts);
 - 429 is retried for every verb, 5xx and transport errors only for idempotent ones (GET,
   PUT with a resourceVersion, DELETE, server-side apply; a refused connection is retried
-  for every verb since nothing was sent); pauses are jittered exponential backoff through
-  the Clock, or exactly `Retry-After` seconds when the server says so;
+  for every verb since nothing was sent; a timeout is retried once at most); pauses are
+  jittered exponential backoff through the Clock, or exactly `Retry-After` seconds when the
+  server says so;
 - write listeners run after every successful write, and a failing listener never fails
   the write.
 """
@@ -422,7 +423,8 @@ class Client:
                     data = await resp.read()
                     resp_headers = resp.headers
             except TimeoutError as exc:
-                if idempotent and attempt < self.max_retries:
+                # a timeout already cost `timeout` seconds: retry it once at most
+                if idempotent and attempt < min(1, self.max_retries):
                     await self._pause(attempt, method, path, None, "timeout")
                     attempt += 1
                     continue
