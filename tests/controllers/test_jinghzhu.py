@@ -82,12 +82,16 @@ async def test_deleted_and_failed_workers_are_replaced(cluster: Cluster) -> None
     async with cluster.manager(jinghzhu_controller):
         await cluster.client.create(JINGHZHU, _jh(2))
         victim, other = await _count(cluster, 2)
+        await cluster.wait(JINGHZHU, NAME, _status(current=2, state="Running"))
+        await cluster.idle("jinghzhu")
         await cluster.client.delete(POD, victim["metadata"]["name"], namespace=NS,
                                     grace_period_seconds=0)
         pods = await eventually(lambda: _replaced(cluster, victim), timeout=10)
         assert other["metadata"]["name"] in {p["metadata"]["name"] for p in pods}
 
         # A worker fails (as a kubelet would report it): it is deleted and replaced.
+        await cluster.wait(JINGHZHU, NAME, _status(current=2, state="Running"))
+        await cluster.idle("jinghzhu")
         failing = pods[0]
         failing["status"] = dict(failing.get("status") or {}, phase="Failed")
         await cluster.client.update_status(POD, failing)

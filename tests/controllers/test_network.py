@@ -50,6 +50,7 @@ async def test_network_is_validated_into_its_ready_condition(cluster: Cluster) -
 
             await cluster.client.create(NETWORK, _net("broken", "300.1.0.0/16", "300.1.0.1"))
             await cluster.wait(NETWORK, "broken", _ready("False", "InvalidCIDR"))
+            await cluster.idle("network")
             await cluster.client.delete(NETWORK, "broken", namespace=NS)
             await eventually(lambda: any(e["event"] == "network deleted" for e in logs),
                              timeout=10)
