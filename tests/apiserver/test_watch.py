@@ -287,3 +287,25 @@ async def test_python_clients_report_410_after_compaction(apiserver_no_sim: ApiS
                 async for _ in stream:
                     pass
         assert info.value.status == 410
+
+
+async def test_kubernetes_asyncio_watch_survives_cut(api: kclient.ApiClient,
+                                                     apiserver_no_sim: ApiServer) -> None:
+    srv = apiserver_no_sim
+    v1 = kclient.CoreV1Api(api)
+    await v1.create_namespaced_config_map("default", {"metadata": {"name": "a"}})
+    seen: list[str] = []
+
+    async def consume() -> None:
+        async with kwatch.Watch().stream(v1.list_namespaced_config_map, "default") as stream:
+            async for event in stream:
+                seen.append(f"{event['type']} {event['object'].metadata.name}")
+
+    task = asyncio.create_task(consume())
+    await eventually(lambda: seen == ["ADDED a"])
+    assert srv.faults.cut_watches() == 1
+    await v1.create_namespaced_config_map("default", {"metadata": {"name": "b"}})
+    await eventually(lambda: seen == ["ADDED a", "ADDED b"])
+    assert srv.store.hub.watcher_count == 1  # it reconnected from its last resourceVersion
+    task.cancel()
+    await asyncio.gather(task, return_exceptions=True)
