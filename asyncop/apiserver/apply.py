@@ -16,8 +16,9 @@ list, `.` the item itself). Lists merge by the keys in `mergeschema`; other list
 
 Invariants: pure functions over JSON dicts; the inputs of `server_side_apply` are never
 mutated and its result shares no structure with them (`record_update` writes into `new` and
-may share untouched managedFields entries with `old`); identity fields (apiVersion, kind, metadata name/namespace/uid/resourceVersion/
-generation/creationTimestamp/managedFields…) are never owned.
+may share untouched managedFields entries with `old`); identity fields (apiVersion, kind,
+metadata name/namespace/uid/resourceVersion/generation/creationTimestamp/managedFields…) are
+never owned.
 """
 
 from __future__ import annotations
