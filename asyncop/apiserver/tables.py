@@ -21,7 +21,8 @@ from typing import Any
 import orjson
 
 from asyncop.apiserver.resources import ResourceType
-from asyncop.apiserver.tables_builtin import BUILTIN_TABLES, Column, age_column, name_column
+from asyncop.apiserver.tables_builtin import BUILTIN_TABLES
+from asyncop.apiserver.tables_cells import Column, age_column, name_column
 from asyncop.apiserver.tables_jsonpath import find
 from asyncop.apiserver.tables_time import human_age
 from asyncop.clock import RealClock

@@ -180,7 +180,7 @@ def test_deployment_service_and_simple_builtins() -> None:
                               "CustomResourceDefinition"), [crd], now=NOW)
     assert _names(table) == ["Name", "Created At"]
     assert table["rows"][0]["cells"] == ["widgets.example.com", _ts(30)]
-    other = to_table(_builtin("", "endpoints", "Endpoints"), [_obj("e", 150)], now=NOW)
+    other = to_table(_builtin("", "limitranges", "LimitRange"), [_obj("e", 150)], now=NOW)
     assert (_names(other), other["rows"][0]["cells"]) == (["Name", "Age"], ["e", "2m30s"])
 
 
@@ -196,3 +196,49 @@ def test_default_now_is_the_real_clock() -> None:
     table = to_table(_builtin("", "configmaps", "ConfigMap"), [_obj("c", 0)])
     age = table["rows"][0]["cells"][2]
     assert age.endswith(("d", "y")) or age[0].isdigit()
+
+
+def test_job_cronjob_daemonset_tables() -> None:
+    job = _obj("j", spec={"completions": 2, "template": {"spec": {"containers": [
+        {"name": "c", "image": "busybox"}]}}},
+               status={"succeeded": 2, "startTime": _ts(100), "completionTime": _ts(40),
+                       "conditions": [{"type": "Complete", "status": "True"}]})
+    table = to_table(_builtin("batch", "jobs", "Job"), [job], now=NOW)
+    assert _names(table)[:5] == ["Name", "Status", "Completions", "Duration", "Age"]
+    assert table["rows"][0]["cells"][:5] == ["j", "Complete", "2/2", "60s", "30s"]
+    running = _obj("r", spec={}, status={"startTime": _ts(10)})
+    table = to_table(_builtin("batch", "jobs", "Job"), [running], now=NOW)
+    assert table["rows"][0]["cells"][1:4] == ["Running", "0/1", "10s"]
+    cron = _obj("cj", spec={"schedule": "*/5 * * * *"}, status={"active": [{}],
+                                                               "lastScheduleTime": _ts(300)})
+    table = to_table(_builtin("batch", "cronjobs", "CronJob"), [cron], now=NOW)
+    assert table["rows"][0]["cells"][:7] == ["cj", "*/5 * * * *", "<none>", False, 1, "5m",
+                                             "30s"]
+    ds = _obj("ds", spec={"template": {"spec": {"nodeSelector": {"disk": "ssd"}}}},
+              status={"desiredNumberScheduled": 3, "currentNumberScheduled": 3,
+                      "numberReady": 2, "updatedNumberScheduled": 3, "numberAvailable": 2})
+    table = to_table(_builtin("apps", "daemonsets", "DaemonSet"), [ds], now=NOW)
+    assert table["rows"][0]["cells"][:8] == ["ds", 3, 3, 2, 3, 2, "disk=ssd", "30s"]
+
+
+def test_node_endpoints_pvc_ingress_tables() -> None:
+    node = _obj("n1", status={"conditions": [{"type": "Ready", "status": "True"}],
+                              "nodeInfo": {"kubeletVersion": "v1.33.0"}})
+    node["metadata"]["labels"]["node-role.kubernetes.io/control-plane"] = ""
+    table = to_table(_builtin("", "nodes", "Node"), [node], now=NOW)
+    assert table["rows"][0]["cells"] == ["n1", "Ready", "control-plane", "30s", "v1.33.0"]
+    ep = _obj("svc", subsets=[{"addresses": [{"ip": "10.0.0.1"}, {"ip": "10.0.0.2"}],
+                               "ports": [{"port": 80}]}])
+    table = to_table(_builtin("", "endpoints", "Endpoints"), [ep], now=NOW)
+    assert table["rows"][0]["cells"] == ["svc", "10.0.0.1:80,10.0.0.2:80", "30s"]
+    pvc = _obj("data", spec={"volumeName": "pv1", "storageClassName": "fast"},
+               status={"phase": "Bound", "capacity": {"storage": "1Gi"},
+                       "accessModes": ["ReadWriteOnce"]})
+    table = to_table(_builtin("", "persistentvolumeclaims", "PersistentVolumeClaim"), [pvc],
+                     now=NOW)
+    assert table["rows"][0]["cells"][:8] == ["data", "Bound", "pv1", "1Gi", "RWO", "fast",
+                                             "<unset>", "30s"]
+    ing = _obj("web", spec={"ingressClassName": "nginx", "rules": [{"host": "a.example.com"}],
+                            "tls": [{}]})
+    table = to_table(_builtin("networking.k8s.io", "ingresses", "Ingress"), [ing], now=NOW)
+    assert table["rows"][0]["cells"] == ["web", "nginx", "a.example.com", "", "80, 443", "30s"]
