@@ -221,6 +221,17 @@ async def test_watch_streams_new_rows(kubectl: Kubectl) -> None:
         assert re.search(r"second\s+tomcat", watch.out)
     finally:
         await watch.stop()
+    single = await k.background("get", "crdshort", "first", "-w", "--output-watch-events")
+    try:
+        await single.wait_for_text("ADDED")
+        assert re.search(r"ADDED\s+first\s+mysql", single.out)
+        await k.ok("patch", "crdshort", "first", "--type", "merge",
+                   "-p", '{"spec":{"choice":"tomcat"}}')
+        await single.wait_for_text("MODIFIED")
+        assert re.search(r"MODIFIED\s+first\s+tomcat", single.out)
+        assert "second" not in single.out
+    finally:
+        await single.stop()
 
 
 async def test_builtin_workflow(kubectl: Kubectl) -> None:
