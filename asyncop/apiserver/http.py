@@ -66,6 +66,16 @@ def wants_table(request: web.Request) -> bool:
     return TABLE_MARK in request.headers.get("Accept", "")
 
 
+def wants_metadata(request: web.Request) -> bool:
+    """Accept `as=PartialObjectMetadata[List]` (metadata-only clients and informers)."""
+    return "as=PartialObjectMetadata" in request.headers.get("Accept", "")
+
+
+def partial_metadata(obj: dict[str, Any]) -> dict[str, Any]:
+    return {"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1",
+            "metadata": obj.get("metadata") or {}}
+
+
 def check_acceptable(request: web.Request) -> None:
     """406 when the client accepts only media types we cannot produce (T-2)."""
     accept = request.headers.get("Accept", "")

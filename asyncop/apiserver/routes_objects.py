@@ -21,7 +21,9 @@ from asyncop.apiserver.http import (
     field_manager,
     field_validation,
     json_response,
+    partial_metadata,
     read_body,
+    wants_metadata,
     wants_table,
 )
 from asyncop.apiserver.resources import ResourceType
@@ -70,6 +72,8 @@ class ObjectRoutes:
             table.setdefault("metadata", {})["resourceVersion"] = \
                 obj["metadata"].get("resourceVersion", "")
             return json_response(table, status=status)
+        if wants_metadata(request):
+            return json_response(partial_metadata(obj), status=status)
         return json_response(self.view(rt, obj), status=status,
                              warnings=ctx.warnings if ctx else None)
 
@@ -143,6 +147,10 @@ class ObjectRoutes:
                                         now=self.store.clock.now())
             table["metadata"] = {**(table.get("metadata") or {}), **meta}
             return json_response(table)
+        if wants_metadata(request):
+            return json_response({"kind": "PartialObjectMetadataList",
+                                  "apiVersion": "meta.k8s.io/v1", "metadata": meta,
+                                  "items": [partial_metadata(o) for o in page]})
         body = {"kind": rt.list_kind_name, "apiVersion": rt.api_version, "metadata": meta,
                 "items": [self.view(rt, o) for o in page]}
         return json_response(body)

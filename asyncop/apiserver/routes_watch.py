@@ -18,11 +18,11 @@ from aiohttp import web
 
 from asyncop.api import ApiError
 from asyncop.apiserver import errors, extensions
-from asyncop.apiserver.http import Target, wants_table
+from asyncop.apiserver.http import Target, partial_metadata, wants_metadata, wants_table
 from asyncop.apiserver.resources import ResourceType
 from asyncop.apiserver.selectors import matcher, parse_field_selector, parse_label_selector
 from asyncop.apiserver.storage import Store, as_version
-from asyncop.apiserver.watch import Event, Watcher, encode_line
+from asyncop.apiserver.watch import Event, View, Watcher, encode_line
 from asyncop.clock import Clock, Timer
 
 INITIAL_EVENTS_END = "k8s.io/initial-events-end"
@@ -62,6 +62,7 @@ class WatchRoutes:
                           name=name, match=matcher(labels, fields),
                           queue_size=self.store.watch_queue_size)
         table = wants_table(request)
+        projection = _projection(rt, metadata_only=wants_metadata(request))
         # --- the synchronous start: read state and register the watcher together ---
         first: list[bytes] = []
         error: ApiError | None = None
@@ -69,7 +70,7 @@ class WatchRoutes:
         if send_initial or rv_text in ("", "0"):
             for obj in self.store.raw_items(rt.gr, watcher.namespace):
                 if watcher.transition(_Added(obj)) == "ADDED":
-                    first.append(encode_line("ADDED", self._obj(rt, obj)))
+                    first.append(encode_line("ADDED", projection[1](obj)))
             if send_initial:
                 first.append(encode_line("BOOKMARK", _bookmark(rt, current, initial_end=True)))
         else:
@@ -89,7 +90,7 @@ class WatchRoutes:
                         if event.gr == rt.gr:
                             kind = watcher.transition(event)
                             if kind is not None:
-                                first.append(self._line(rt, event, kind, table=False))
+                                first.append(_line(event, kind, projection))
         if error is None:
             self.store.hub.add(watcher)
         response = web.StreamResponse(status=200)
@@ -113,7 +114,7 @@ class WatchRoutes:
             if bookmarks:
                 self._schedule_bookmark(state, watcher, timers)
             await self._pump(response, watcher, rt, state, timers, bookmarks=bookmarks,
-                             table=table)
+                             table=table, projection=projection)
             with contextlib.suppress(ConnectionError):
                 await response.write_eof()
         except ConnectionError:
@@ -127,13 +128,14 @@ class WatchRoutes:
 
     async def _pump(self, response: web.StreamResponse, watcher: Watcher, rt: ResourceType,
                     state: dict[str, bool], timers: dict[str, Timer], *, bookmarks: bool,
-                    table: bool) -> None:
+                    table: bool, projection: Projection) -> None:
         while True:
             if watcher.queue:
                 lines = []
                 while watcher.queue:
                     kind, event = watcher.queue.popleft()
-                    lines.append(self._line(rt, event, kind, table=table, state=state))
+                    line = _line(event, kind, projection)
+                    lines.append(self._table_line(rt, line, state) if table else line)
                 await response.write(b"".join(lines))
                 continue
             if state["timed_out"]:
@@ -159,19 +161,6 @@ class WatchRoutes:
 
         timers["bookmark"] = self.clock.call_later(self.bookmark_interval, fire)
 
-    def _obj(self, rt: ResourceType, obj: dict[str, Any]) -> dict[str, Any]:
-        return as_version(obj, rt)
-
-    def _line(self, rt: ResourceType, event: Event, kind: str, *, table: bool,
-              state: dict[str, bool] | None = None) -> bytes:
-        def view(obj: dict[str, Any]) -> dict[str, Any]:
-            return as_version(obj, rt)
-
-        line = event.line(rt.api_version, view, None if kind == event.type else kind)
-        if table and state is not None:
-            return self._table_line(rt, line, state)
-        return line
-
     def _table_line(self, rt: ResourceType, line: bytes, state: dict[str, bool]) -> bytes:
         import orjson
 
@@ -186,6 +175,25 @@ class WatchRoutes:
         tbl.setdefault("metadata", {})["resourceVersion"] = \
             event["object"]["metadata"].get("resourceVersion", "")
         return encode_line(event["type"], tbl)
+
+
+Projection = tuple[str, View]
+
+
+def _projection(rt: ResourceType, *, metadata_only: bool) -> Projection:
+    """(cache key, view) turning a stored object into what this watch sends."""
+    if metadata_only:
+        return ("meta.k8s.io/v1:PartialObjectMetadata", partial_metadata)
+
+    def view(obj: dict[str, Any]) -> dict[str, Any]:
+        return as_version(obj, rt)
+
+    return (rt.api_version, view)
+
+
+def _line(event: Event, kind: str, projection: Projection) -> bytes:
+    key, view = projection
+    return event.line(key, view, None if kind == event.type else kind)
 
 
 class _Added(Event):

@@ -37,16 +37,16 @@ class Event:
         self.old = old
         self._lines: dict[str, bytes] | None = None
 
-    def line(self, api_version: str, view: View, type_: str | None = None) -> bytes:
-        """The serialized watch line, the object seen through `view` (which produces
-        `api_version`); cached per apiVersion for the event's own type."""
+    def line(self, key: str, view: View, type_: str | None = None) -> bytes:
+        """The serialized watch line of the object seen through `view`; cached under `key`
+        (one key per view, e.g. the apiVersion) for the event's own type."""
         if type_ is None:
             lines = self._lines
             if lines is None:
                 lines = self._lines = {}
-            cached = lines.get(api_version)
+            cached = lines.get(key)
             if cached is None:
-                cached = lines[api_version] = encode_line(self.type, view(self.obj))
+                cached = lines[key] = encode_line(self.type, view(self.obj))
             return cached
         return encode_line(type_, view(self.obj))
 

@@ -239,3 +239,22 @@ async def test_events_v1_share_core_event_storage(apiserver_no_sim: ApiServer,
         first = orjson.loads(await resp.content.readline())
     assert first["object"]["apiVersion"] == "events.k8s.io/v1"
     assert first["object"]["note"] == "pulled"
+
+
+async def test_partial_object_metadata(apiserver_no_sim: ApiServer,
+                                       http: aiohttp.ClientSession) -> None:
+    url = apiserver_no_sim.url
+    await _call(http, "POST", url + CM, json={"metadata": {"name": "c1"}, "data": {"a": "b"}})
+    accept = {"Accept": "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,"
+                        "application/json"}
+    code, body = await _call(http, "GET", url + CM, headers=accept)
+    assert code == 200 and body["kind"] == "PartialObjectMetadataList"
+    assert body["items"][0] == {"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1",
+                                "metadata": body["items"][0]["metadata"]}
+    accept = {"Accept": "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1"}
+    code, body = await _call(http, "GET", url + CM + "/c1", headers=accept)
+    assert code == 200 and body["kind"] == "PartialObjectMetadata" and "data" not in body
+    async with http.get(url + CM + "?watch=1&timeoutSeconds=1", headers=accept) as resp:
+        event = orjson.loads(await resp.content.readline())
+    assert event["object"]["kind"] == "PartialObjectMetadata"
+    assert event["object"]["metadata"]["name"] == "c1"
