@@ -14,11 +14,11 @@ a failing reconcile never kills its worker (unless `recover_panic=False`, which 
 exception end `run()`); `CancelledError` is never swallowed. Every reconcile runs inside
 structlog contextvars `controller`, `namespace`, `name`, `reconcile_id`.
 
-Read-your-own-writes: with a `client`, a write listener records every object written during
-the reconcile of key R (via a ContextVar set around each reconcile); before R's next
-reconcile the worker waits (bounded by `write_sync_timeout` on the clock) until the cache has
-seen each recorded resourceVersion, so a reconcile never acts on a cache older than its own
-last writes. A timeout only logs and proceeds.
+Read-your-own-writes (`asyncop.runtime.ownwrites`): with a `client`, a write listener records
+every object written during the reconcile of key R; before R's next reconcile the worker
+waits (bounded by `write_sync_timeout` on the clock) until the cache has seen each recorded
+resourceVersion (or the object's deletion), so a reconcile never acts on a cache older than
+its own last writes. A timeout only logs and proceeds; shutdown abandons such waits.
 
 Cancelling `run()` stops taking new keys, lets in-flight reconciles finish within
 `grace_period` (on the clock), cancels what is left, and re-raises the cancellation.
@@ -127,6 +127,7 @@ class Controller:
         self.queue: WorkQueue[str] | None = None
         self._running = False
         self._write_sources: list[WriteSource] = []
+        self._observed_caches: list[CacheLike] = []
         self._own_writes = OwnWrites(timeout=write_sync_timeout)
         # reconcile ids: uuid4 hex from a per-controller PRNG (os.urandom per id is slow).
         self._rng = random.Random()
@@ -171,8 +172,10 @@ class Controller:
         for watch in self.watches:
             cache.informer(watch.kind).add_handler(watch.handler(queue, primary=self.primary))
         if client is not None:
-            for kind in dict.fromkeys(w.kind for w in self.watches):
-                cache.informer(kind).add_handler(self._own_writes.observer(kind))
+            if not any(c is cache for c in self._observed_caches):  # once per cache
+                for kind in dict.fromkeys(w.kind for w in self.watches):
+                    cache.informer(kind).add_handler(self._own_writes.observer(kind))
+                self._observed_caches.append(cache)
             if not any(c is client for c in self._write_sources):
                 client.add_write_listener(self._own_writes.listener)  # once per client
                 self._write_sources.append(client)
