@@ -38,7 +38,8 @@ DRIVER = """
 import json, sys
 import helm_python
 req = json.loads(sys.stdin.read())
-cfg = helm_python.Config(kubeconfig_path=req["kubeconfig"], namespace=req["namespace"])
+cfg = helm_python.Config(kubeconfig_path=req["kubeconfig"], namespace=req["namespace"],
+                         storage_driver=req["storage_driver"])
 try:
     out = getattr(cfg, req["action"])(*req["args"], **req["kwargs"])
 except helm_python.HelmError as exc:
@@ -55,14 +56,17 @@ class HelmError(AssertionError):
 class Helm:
     """helm-python-sdk actions, each in its own process (see the module docstring)."""
 
-    def __init__(self, kubeconfig: Path, home: Path, *, namespace: str = "default") -> None:
+    def __init__(self, kubeconfig: Path, home: Path, *, namespace: str = "default",
+                 storage_driver: str | None = None) -> None:
         self.kubeconfig = kubeconfig
         self.home = home
         self.namespace = namespace
+        self.storage_driver = storage_driver
 
     async def _run(self, action: str, *args: Any, **kwargs: Any) -> Any:
         request = json.dumps({"kubeconfig": str(self.kubeconfig), "namespace": self.namespace,
-                              "action": action, "args": args, "kwargs": kwargs})
+                              "storage_driver": self.storage_driver, "action": action,
+                              "args": args, "kwargs": kwargs})
         proc = await asyncio.create_subprocess_exec(
             sys.executable, "-c", DRIVER,
             stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
@@ -344,3 +348,23 @@ async def test_upgrade_conflicts_with_a_field_another_manager_changed(
     assert deploy["spec"]["replicas"] == 5
     secret, _ = release_record(apiserver, "rel6", 2)
     assert secret["metadata"]["labels"]["status"] == "failed"
+
+
+async def test_configmap_release_storage(apiserver: ApiServer, tmp_path: Path) -> None:
+    """storage_driver="configmap": the release records are protobuf ConfigMaps."""
+    home = tmp_path / "home-cm"
+    home.mkdir()
+    helm = Helm(apiserver.write_kubeconfig(tmp_path / "kubeconfig-cm"), home,
+                storage_driver="configmap")
+    await helm.install("rel7", {"greeting": "stored"})
+    await helm.upgrade("rel7", {"greeting": "again"})
+    records = {n: get(apiserver, CM, n) for n in names(apiserver, CM) if n.startswith("sh.helm")}
+    assert sorted(records) == ["sh.helm.release.v1.rel7.v1", "sh.helm.release.v1.rel7.v2"]
+    v2 = records["sh.helm.release.v1.rel7.v2"]
+    assert v2 is not None
+    assert v2["metadata"]["labels"]["status"] == "deployed"
+    release = json.loads(gzip.decompress(base64.b64decode(v2["data"]["release"])))
+    assert release["config"] == {"greeting": "again"}
+    assert names(apiserver, SECRET) == []
+    await helm.uninstall("rel7")
+    assert [n for n in names(apiserver, CM) if n.startswith(("sh.helm", "rel7"))] == []
