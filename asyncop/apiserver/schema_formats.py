@@ -17,7 +17,8 @@ from datetime import date, datetime
 from functools import lru_cache
 
 _DATE_TIME = re.compile(
-    r"^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$"
+    r"^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2})(?::(\d{2})(?:\.\d+)?)?"
+    r"(?:[Zz]|[+-](\d{2}):?(\d{2}))?$"
 )
 _UUID = re.compile(r"^[0-9a-fA-F]{8}(-?[0-9a-fA-F]{4}){3}-?[0-9a-fA-F]{12}$")
 _HOSTNAME = re.compile(
@@ -39,13 +40,17 @@ def compile_pattern(pattern: str) -> re.Pattern[str] | None:
 
 
 def _date_time(v: str) -> bool:
-    if not _DATE_TIME.match(v):
+    """RFC 3339 and the looser forms go-openapi's strfmt.DateTime accepts (no seconds, no
+    zone, `+0000` offsets, a space instead of `T`)."""
+    m = _DATE_TIME.match(v)
+    if not m:
         return False
+    year, month, day, hour, minute, second, off_h, off_m = m.groups()
     try:
-        datetime.fromisoformat(v.replace("z", "Z").replace("t", "T").replace("Z", "+00:00"))
+        datetime(int(year), int(month), int(day), int(hour), int(minute), int(second or 0))
     except ValueError:
         return False
-    return True
+    return off_h is None or (int(off_h) < 24 and int(off_m) < 60)
 
 
 def _date(v: str) -> bool:

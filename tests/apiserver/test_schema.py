@@ -242,3 +242,16 @@ def test_enum_of_numbers_lists_json_values_and_property_counts() -> None:
         ("spec.level", 'Unsupported value: 3: supported values: "1", "2"'),
         ("spec.tags", "Too many: 2: must have at most 1 items"),
     ]
+
+
+@pytest.mark.parametrize(
+    ("value", "ok"),
+    [("2024-05-01T12:00:00Z", True), ("2024-05-01T12:00:00.123456+00:00", True),
+     ("2024-05-01T12:00:00+0000", True), ("2024-05-01 12:00:00", True),
+     ("2024-05-01T12:00Z", True), ("2024-13-01T12:00:00Z", False),
+     ("2024-05-01", False), ("yesterday", False)],
+)
+def test_date_time_format(value: str, ok: bool) -> None:
+    schema = {"type": "object", "properties": {"spec": {"type": "object", "properties": {
+        "at": {"type": "string", "format": "date-time"}}}}}
+    assert (validate(_cr({"at": value}), schema) == []) is ok
