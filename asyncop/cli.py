@@ -225,6 +225,8 @@ async def _run_manager(
     try:
         if mgr.metrics_port:
             print(f"metrics: http://127.0.0.1:{mgr.metrics_port}/metrics", flush=True)
+        if mgr.health_port and mgr.health_port != mgr.metrics_port:
+            print(f"health: http://127.0.0.1:{mgr.health_port}/healthz", flush=True)
         if args.embedded:
             summary = asyncio.create_task(_summary(mgr, names), name="summary")
         await mgr.wait()
