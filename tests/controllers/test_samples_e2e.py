@@ -12,7 +12,7 @@ import pytest
 import yaml
 from ctlenv import NS, Cluster
 
-from asyncop.api import RawObject, Request
+from asyncop.api import Invalid, RawObject, Request
 from asyncop.api.kinds import DEPLOYMENT, POD, SERVICE
 from asyncop.apiserver import ApiServer
 from asyncop.controllers.kinds import AT, CRDKIND, FOO, JINGHZHU, NETWORK
@@ -147,3 +147,21 @@ async def test_reconciling_a_converged_world_again_writes_nothing(
         for name in owner.values():
             await cluster.idle(name)
         assert await _snapshot(cluster) == before
+
+
+async def test_api_server_rejects_bad_custom_resources_naming_the_field(
+    cluster: Cluster,
+) -> None:
+    cases: list[tuple[Any, dict[str, Any], str]] = [
+        (FOO, {"deploymentName": "d", "replicas": 11}, "spec.replicas"),
+        (JINGHZHU, {"desired": -1}, "spec.desired"),
+        (CRDKIND, {"choice": "mysql|tomcat", "replicas": 1}, "spec.choice"),
+        (AT, {"command": "echo"}, "spec.schedule"),
+        (NETWORK, {"cidr": "10.0.0.0/8"}, "spec.gateway"),
+    ]
+    for kind, spec, field in cases:
+        obj: RawObject = {"apiVersion": kind.api_version, "kind": kind.kind,
+                          "metadata": {"name": "bad", "namespace": NS}, "spec": spec}
+        with pytest.raises(Invalid) as err:
+            await cluster.client.create(kind, obj)
+        assert field in [c.get("field") for c in err.value.causes], (kind, err.value.causes)
