@@ -213,13 +213,16 @@ def server_side_apply(
     own = next((e for e in entries if e.ident == ident), None)
     others = [e for e in entries if e is not own]
     new_leaves = fieldset.leaves(config, root)
-    live_leaves = fieldset.leaves(live, root)
+    # only managers owning something under the applied top-level fields can conflict
+    tops = {p[0] for p in new_leaves}
+    rivals = [e for e in others if any(p and p[0] in tops for p in e.paths)]
+    live_leaves = fieldset.leaves(live, root) if rivals else {}
 
     conflicts: list[tuple[_Entry, Path]] = []
-    for path, value in new_leaves.items():
+    for path, value in new_leaves.items() if rivals else ():
         if value is PRESENT or fieldset.equal(live_leaves.get(path, MISSING), value):
             continue
-        conflicts += [(e, path) for e in others if _overlaps(e, path, value, live_leaves)]
+        conflicts += [(e, path) for e in rivals if _overlaps(e, path, value, live_leaves)]
     if conflicts and not force:
         raise ApplyConflict([
             FieldConflict(e.raw.get("manager", ""), e.raw.get("apiVersion", ""),
