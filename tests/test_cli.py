@@ -17,6 +17,8 @@ from asyncop import __version__
 from asyncop.apiserver import ApiServer
 from asyncop.cli import amain, describe, main
 
+CRDS = Path(__file__).resolve().parents[1] / "crds"
+
 
 def one_error_line(err: str) -> str:
     lines = [line for line in err.splitlines() if line.strip()]
@@ -36,7 +38,7 @@ def test_crds_prints_every_bundled_crd(capsys: pytest.CaptureFixture[str]) -> No
     docs = [d for d in yaml.safe_load_all(capsys.readouterr().out) if d]
     assert {d["kind"] for d in docs} == {"CustomResourceDefinition"}
     assert "ats.cnat.programming-kubernetes.info" in {d["metadata"]["name"] for d in docs}
-    assert len(docs) == len(list(Path("crds").glob("*.yaml")))
+    assert len(docs) == len(list(CRDS.glob("*.yaml")))
 
 
 @pytest.mark.parametrize(
@@ -217,7 +219,7 @@ async def test_apiserver_subcommand(tmp_path: Path) -> None:
     kubeconfig = tmp_path / "kc"
     proc = await asyncio.create_subprocess_exec(
         sys.executable, "-m", "asyncop", "apiserver", "--port", "0", "--kubeconfig-out",
-        str(kubeconfig), "--crds", "crds", stdout=asyncio.subprocess.PIPE,
+        str(kubeconfig), "--crds", str(CRDS), stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.DEVNULL,
     )
     try:
