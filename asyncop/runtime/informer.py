@@ -43,6 +43,26 @@ DEFAULT_WATCHDOG_TIMEOUT = 120.0
 """About twice the interval at which an API server sends bookmarks on a quiet watch."""
 
 
+RELIST_AFTER_FAILURES = 5
+"""Consecutive API errors on watch after which the reflector lists again."""
+
+
+def _too_large_rv(exc: ApiError) -> bool:
+    """The 504 a server answers when asked to watch from a version it has not reached."""
+    if exc.code != 504:
+        return False
+    causes = exc.causes
+    return any(c.get("reason") == "ResourceVersionTooLarge" for c in causes) or (
+        "too large resource version" in exc.message.lower()
+    )
+
+
+def _changed(old: RawObject, new: RawObject) -> bool:
+    """A relisted object differs from the cached one (new version, or recreated)."""
+    a, b = old["metadata"], new["metadata"]
+    return a.get("resourceVersion") != b.get("resourceVersion") or a.get("uid") != b.get("uid")
+
+
 def strip_managed_fields(obj: RawObject) -> RawObject:
     """The default transform: drop `metadata.managedFields` (large, and useless to a cache)."""
     meta = obj.get("metadata")
@@ -270,10 +290,15 @@ class Informer:
             except ApiError as exc:
                 reason = repr(exc)
                 retry_after = exc.retry_after
+                # the server forgot our version (e.g. restarted with fresh storage), or the
+                # watch keeps failing: start over from a fresh list
+                if _too_large_rv(exc) or attempt + 1 >= RELIST_AFTER_FAILURES:
+                    need_list = True
             except TransportError as exc:
                 reason = repr(exc)
             except Exception as exc:
-                self._log.exception("informer loop failed", namespace=ns)
+                if attempt == 0:
+                    self._log.exception("informer loop failed", namespace=ns)
                 reason = repr(exc)
             delay = self.backoff.delay(attempt)
             if retry_after is not None:  # the server said when (429 Retry-After)
@@ -316,7 +341,7 @@ class Informer:
             old = store.add(obj)
             if old is None:
                 self._added(obj)
-            elif old["metadata"].get("resourceVersion") != obj["metadata"].get("resourceVersion"):
+            elif _changed(old, obj):
                 self._updated(old, obj)
         for key in scope:
             gone = store.delete(key)

@@ -4,6 +4,7 @@ retries (429 Retry-After, 5xx), timeouts, watch streams, write listeners, separa
 from __future__ import annotations
 
 import asyncio
+import shutil
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -20,6 +21,7 @@ from asyncop.api import (
     RawObject,
     ServerError,
     TooManyRequests,
+    Unauthorized,
 )
 from asyncop.api.kinds import CONFIGMAP
 from asyncop.apiserver import ApiServer
@@ -237,3 +239,18 @@ async def test_close_closes_both_sessions(server: ApiServer) -> None:
         sessions = [c._api.rest_client.pool_manager, c._watch_api.rest_client.pool_manager]
         assert not any(s.closed for s in sessions)
     assert all(s.closed for s in sessions)
+
+
+@pytest.mark.skipif(shutil.which("openssl") is None, reason="HTTPS mode needs openssl")
+async def test_https_with_token_from_the_servers_kubeconfig(tmp_path: Path) -> None:
+    async with ApiServer(port=0, simulators=False, tls=True, token="s3cret") as srv:
+        cfg = await load_config(kubeconfig=str(srv.write_kubeconfig(tmp_path / "kc")))
+        assert cfg.host.startswith("https://") and cfg.ca_data and cfg.token == "s3cret"
+        async with Client(cfg, max_retries=0) as c:
+            created = await c.create(CONFIGMAP, cm("tls"))
+            assert created["metadata"]["uid"]
+        wrong = ClientConfig(host=cfg.host, ca_data=cfg.ca_data, token="wrong")
+        async with Client(wrong, max_retries=0) as c:
+            with pytest.raises(Unauthorized) as err:
+                await c.get(CONFIGMAP, "tls")
+            assert err.value.code == 401

@@ -218,3 +218,26 @@ async def test_exec_plugin_token(clean_env: Path, tmp_path: Path) -> None:
     cfg = await load_config(kubeconfig=str(kc))
     creds = Credentials(cfg, clock=FakeClock())
     assert await creds.authorization() == "Bearer exec-me"
+
+
+async def test_exec_plugin_runs_again_when_its_token_expires(tmp_path: Path) -> None:
+    counter = tmp_path / "runs"
+    script = tmp_path / "plugin.py"
+    script.write_text(
+        "import json, pathlib\n"
+        f"p = pathlib.Path({str(counter)!r})\n"
+        "n = int(p.read_text()) + 1 if p.exists() else 1\n"
+        "p.write_text(str(n))\n"
+        "print(json.dumps({'apiVersion': 'client.authentication.k8s.io/v1beta1',"
+        " 'kind': 'ExecCredential', 'status': {'token': f'tok-{n}',"
+        " 'expirationTimestamp': '2026-01-01T00:05:00Z'}}))\n"
+    )
+    exec_cfg = {"apiVersion": "client.authentication.k8s.io/v1beta1",
+                "command": sys.executable, "args": [str(script)]}
+    clock = FakeClock()  # starts at 2026-01-01T00:00:00Z: the token lives 300 s
+    creds = Credentials(ClientConfig(host="https://x", exec_config=exec_cfg), clock=clock)
+    assert await creds.authorization() == "Bearer tok-1"
+    await clock.advance(250)
+    assert await creds.authorization() == "Bearer tok-1"
+    await clock.advance(45)  # within 10 s of expiry: refreshed early
+    assert await creds.authorization() == "Bearer tok-2"

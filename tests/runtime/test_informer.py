@@ -8,6 +8,7 @@ embedded API server over real HTTP and checks end state there.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
@@ -218,6 +219,21 @@ async def test_broken_stream_resumes_without_relist(env: Any) -> None:
     assert src.watch_rvs == ["101", "102"]
 
 
+async def test_repeated_watch_errors_fall_back_to_a_relist(env: Any) -> None:
+    src, clock, tasks = env
+    src.put("a")
+    inf = make(src, clock)
+    start(inf, tasks)
+    await inf.wait_for_sync()
+    for i in range(5):
+        await clock.settle()
+        assert len(src.streams) == i + 1 and len(src.pages) == 1
+        src.streams[-1].put_nowait(ServerError(status_body(500, "watch broken")))
+        await clock.settle()
+        await clock.advance(clock.next_deadline() - clock.monotonic())  # type: ignore[operator]
+    assert len(src.pages) == 2  # listed again after the fifth failure
+
+
 async def test_raising_handler_never_breaks_stream_and_late_handler_gets_replay(env: Any) -> None:
     src, clock, tasks = env
     src.put("a")
@@ -387,6 +403,17 @@ async def running() -> AsyncIterator[Callable[[Informer], None]]:
     await asyncio.gather(*tasks, return_exceptions=True)
 
 
+@contextlib.asynccontextmanager
+async def started(inf: Informer) -> AsyncIterator[Informer]:
+    """Run the informer for the duration of the block (stopped before its client closes)."""
+    task = asyncio.create_task(inf.run())
+    try:
+        yield inf
+    finally:
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+
+
 def cm(name: str, ns: str = "default", labels: dict[str, str] | None = None,
        **data: str) -> RawObject:
     return {"metadata": {"name": name, "namespace": ns, "labels": labels or {}}, "data": data}
@@ -463,19 +490,19 @@ async def test_server_watch_resumes_after_cut_without_duplicates(kube: Any, runn
     assert events["new0"] == events["new1"] == events["new2"] == events["last"] == ["add"]
 
 
-async def test_server_bookmarks_advance_resource_version(running: Any) -> None:
+async def test_server_bookmarks_advance_resource_version() -> None:
     async with ApiServer(port=0, simulators=False, bookmark_interval=0.05) as srv:
         async with Client(ClientConfig(host=srv.url), backoff=FAST) as c:
             await namespaces(c, "watched", "other")
             await c.create(CONFIGMAP, cm("mine", "watched"))
             inf = Informer(c, CONFIGMAP, clock=RealClock(), namespace="watched", backoff=FAST)
-            running(inf)
-            await asyncio.wait_for(inf.wait_for_sync(), 10)
-            elsewhere = await c.create(CONFIGMAP, cm("theirs", "other"))
-            target = int(elsewhere["metadata"]["resourceVersion"])
-            # no event of the watched namespace carries this version: only a bookmark can
-            await eventually(lambda: int(inf.last_resource_version or 0) >= target, timeout=10)
-            assert inf.store.keys() == ["watched/mine"]
+            async with started(inf):
+                await asyncio.wait_for(inf.wait_for_sync(), 10)
+                elsewhere = await c.create(CONFIGMAP, cm("theirs", "other"))
+                target = int(elsewhere["metadata"]["resourceVersion"])
+                # no event of the watched namespace carries this version: only a bookmark can
+                await eventually(lambda: int(inf.last_resource_version or 0) >= target, timeout=10)
+                assert inf.store.keys() == ["watched/mine"]
 
 
 async def test_server_expired_relists_with_synthetic_events(kube: Any, running: Any) -> None:
@@ -502,21 +529,21 @@ async def test_server_expired_relists_with_synthetic_events(kube: Any, running: 
         ("add", "appears"), ("delete", "vanishes"), ("update", "changes")]
 
 
-async def test_server_list_5xx_backs_off_on_the_clock(kube: Any, running: Any) -> None:
+async def test_server_list_5xx_backs_off_on_the_clock(kube: Any) -> None:
     srv, _ = kube
     clock = FakeClock()
     async with Client(ClientConfig(host=srv.url), max_retries=0) as c:
         await c.create(CONFIGMAP, cm("x"))
         srv.faults.fail(verb="list", status=500, count=3)
         inf = Informer(c, CONFIGMAP, clock=clock, backoff=Backoff(base=2.0, cap=60, jitter=0))
-        running(inf)
-        for wait in (2.0, 4.0, 8.0):  # one failed list per pause, pauses doubling
-            await eventually(lambda: clock.next_deadline() is not None, timeout=5)
-            assert clock.next_deadline() == pytest.approx(clock.monotonic() + wait)
-            assert not inf.has_synced
-            await clock.advance(wait)
-        await asyncio.wait_for(inf.wait_for_sync(), 10)
-        assert inf.store.keys() == ["default/x"]
+        async with started(inf):
+            for wait in (2.0, 4.0, 8.0):  # one failed list per pause, pauses doubling
+                await eventually(lambda: clock.next_deadline() is not None, timeout=5)
+                assert clock.next_deadline() == pytest.approx(clock.monotonic() + wait)
+                assert not inf.has_synced
+                await clock.advance(wait)
+            await asyncio.wait_for(inf.wait_for_sync(), 10)
+            assert inf.store.keys() == ["default/x"]
 
 
 async def test_server_label_selector_and_namespace_scoping(kube: Any, running: Any) -> None:
@@ -586,6 +613,28 @@ async def test_server_slow_async_handler_never_blocks_the_stream(kube: Any,
     assert slow.ops[-1] == ("delete", "s3")
 
 
+async def test_server_restart_keeping_or_dropping_state() -> None:
+    async with ApiServer(port=0, simulators=False) as srv:
+        async with Client(ClientConfig(host=srv.url), backoff=FAST, timeout=5) as c:
+            await c.create(CONFIGMAP, cm("before"))
+            inf = Informer(c, CONFIGMAP, clock=RealClock(), backoff=FAST)
+            rec = Recorder()
+            inf.add_handler(rec)
+            async with started(inf):
+                await asyncio.wait_for(inf.wait_for_sync(), 10)
+                await srv.restart(keep_state=True)
+                await c.create(CONFIGMAP, cm("after"))
+                want = await server_state(c)
+                await eventually(lambda: cache_state(inf) == want, timeout=10)
+                assert per_key(rec) == {"before": ["add"], "after": ["add"]}
+                await srv.restart(keep_state=False)  # a new, empty cluster: relist deletes all
+                await c.create(CONFIGMAP, cm("fresh"))
+                want = await server_state(c)
+                await eventually(lambda: cache_state(inf) == want, timeout=10)
+                assert per_key(rec)["before"] == ["add", "delete"]
+                assert per_key(rec)["fresh"] == ["add"]
+
+
 class StallingClient(Client):
     """Its first watch stream goes silent after the initial events (a half-open connection)."""
 
@@ -600,16 +649,16 @@ class StallingClient(Client):
             yield event
 
 
-async def test_server_watchdog_reconnects_a_silent_stream(kube: Any, running: Any) -> None:
+async def test_server_watchdog_reconnects_a_silent_stream(kube: Any) -> None:
     srv, _ = kube
     clock = FakeClock()
     async with StallingClient(ClientConfig(host=srv.url), backoff=FAST) as c:
         inf = Informer(c, CONFIGMAP, clock=clock, watchdog_timeout=120.0, backoff=FAST)
-        running(inf)
-        await asyncio.wait_for(inf.wait_for_sync(), 10)
-        await c.create(CONFIGMAP, cm("during-stall"))
-        await eventually(lambda: c.stalled, timeout=5)
-        await clock.advance(119.0)
-        assert inf.store.get("default/during-stall") is None  # the dead stream hid it
-        await clock.advance(2.0)
-        await eventually(lambda: inf.store.get("default/during-stall") is not None, timeout=10)
+        async with started(inf):
+            await asyncio.wait_for(inf.wait_for_sync(), 10)
+            await c.create(CONFIGMAP, cm("during-stall"))
+            await eventually(lambda: c.stalled, timeout=5)
+            await clock.advance(119.0)
+            assert inf.store.get("default/during-stall") is None  # the dead stream hid it
+            await clock.advance(2.0)
+            await eventually(lambda: inf.store.get("default/during-stall") is not None, timeout=10)
