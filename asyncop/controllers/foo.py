@@ -124,7 +124,10 @@ class FooReconciler:
         deleted = False
         uid = foo["metadata"]["uid"]
         for dep in self.cache.by_index(DEPLOYMENT, "owner_uid", uid):
-            if dep["metadata"]["name"] == keep or not is_controlled_by(dep, foo):
+            meta = dep["metadata"]
+            if meta["name"] == keep or meta.get("deletionTimestamp"):
+                continue
+            if not is_controlled_by(dep, foo):
                 continue
             try:
                 await self.client.delete(
