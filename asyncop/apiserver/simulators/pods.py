@@ -3,9 +3,12 @@
 Lifecycle of a pod (all timing on the injected clock, measured from when the simulator first
 sees the pod):
 - at once: bound (`spec.nodeName`), `status.phase: Pending` with `PodScheduled=True`;
-- after `pod_start_delay`: `Running` with hostIP, podIP(s), startTime, the conditions
-  PodReadyToStartContainers, Initialized, Ready, ContainersReady, PodScheduled (all True) and
-  a running, ready containerStatus per container;
+- after `pod_start_delay` (or the `sim.asyncop.io/start-seconds` annotation): `Running` with
+  hostIP, podIP(s), startTime, the conditions PodReadyToStartContainers, Initialized, Ready,
+  ContainersReady, PodScheduled (all True) and a running, ready containerStatus per
+  container; the annotation `sim.asyncop.io/ready: "false"` keeps it Running but not Ready
+  (Ready/ContainersReady False, reason ContainersNotReady) and can be flipped at any time
+  (a status written by someone else is not fought over);
 - run-to-completion pods only, after `pod_run_duration` (or the `sim.asyncop.io/run-seconds`
   annotation): `Succeeded` (every container terminated, exitCode 0, reason Completed), or
   `Failed` when the annotation `sim.asyncop.io/exit-code` holds a non-zero code.
@@ -45,6 +48,8 @@ from asyncop.clock import Clock, Timer, format_time
 
 EXIT_CODE_ANNOTATION = "sim.asyncop.io/exit-code"
 RUN_SECONDS_ANNOTATION = "sim.asyncop.io/run-seconds"
+START_SECONDS_ANNOTATION = "sim.asyncop.io/start-seconds"
+READY_ANNOTATION = "sim.asyncop.io/ready"
 TERMINAL = ("Succeeded", "Failed")
 
 
@@ -52,7 +57,25 @@ TERMINAL = ("Succeeded", "Failed")
 class _Track:
     seen_at: float
     running_at: float | None = None
+    ready: bool | None = None  # the readiness last written (manual edits are left alone)
     timer: Timer | None = None
+
+
+def _annotation(pod: Obj, key: str) -> str | None:
+    value = (pod.get("metadata", {}).get("annotations") or {}).get(key)
+    return None if value is None else str(value)
+
+
+def wants_ready(pod: Obj) -> bool:
+    return (_annotation(pod, READY_ANNOTATION) or "true").lower() != "false"
+
+
+def start_seconds(pod: Obj, default: float) -> float:
+    raw = _annotation(pod, START_SECONDS_ANNOTATION)
+    try:
+        return max(0.0, float(raw)) if raw is not None else default
+    except ValueError:
+        return default
 
 
 def runs_to_completion(pod: Obj) -> bool:
@@ -109,12 +132,24 @@ def scheduled_status(pod: Obj, when: str) -> dict[str, Any]:
     return status
 
 
-def running_status(pod: Obj, *, host_ip: str, pod_ip: str, when: str) -> dict[str, Any]:
+def running_status(pod: Obj, *, host_ip: str, pod_ip: str, when: str,
+                   ready: bool = True) -> dict[str, Any]:
     spec = pod.get("spec") or {}
     uid = uid_of(pod)
     status = dict(pod.get("status") or {})
-    scheduled = next((c.get("lastTransitionTime") for c in status.get("conditions") or ()
-                      if c.get("type") == "PodScheduled"), None) or when
+    old = {c.get("type"): c for c in status.get("conditions") or ()}
+    scheduled = (old.get("PodScheduled") or {}).get("lastTransitionTime") or when
+    started = {cs.get("name"): ((cs.get("state") or {}).get("running") or {}).get("startedAt")
+               for cs in status.get("containerStatuses") or ()}
+    flag = "True" if ready else "False"
+    why = None if ready else "ContainersNotReady"
+
+    def cond(ctype: str, value: str, reason: str | None = None) -> dict[str, Any]:
+        prev: dict[str, Any] | None = old.get(ctype)
+        if prev is not None and prev.get("status") == value:
+            return prev
+        return _condition(ctype, value, when, reason)
+
     status.update({
         "phase": "Running",
         "hostIP": host_ip,
@@ -123,15 +158,16 @@ def running_status(pod: Obj, *, host_ip: str, pod_ip: str, when: str) -> dict[st
         "podIPs": [{"ip": pod_ip}],
         "startTime": status.get("startTime") or when,
         "conditions": [
-            _condition("PodReadyToStartContainers", "True", when),
-            _condition("Initialized", "True", when),
-            _condition("Ready", "True", when),
-            _condition("ContainersReady", "True", when),
+            cond("PodReadyToStartContainers", "True"),
+            cond("Initialized", "True"),
+            cond("Ready", flag, why),
+            cond("ContainersReady", flag, why),
             _condition("PodScheduled", "True", scheduled),
         ],
-        "containerStatuses": [_container(uid, c, {"running": {"startedAt": when}},
-                                         ready=True, started=True)
-                              for c in spec.get("containers") or ()],
+        "containerStatuses": [
+            _container(uid, c, {"running": {"startedAt": started.get(c.get("name")) or when}},
+                       ready=ready, started=True)
+            for c in spec.get("containers") or ()],
     })
     status.setdefault("qosClass", "BestEffort")
     inits = spec.get("initContainers") or ()
@@ -250,11 +286,13 @@ class PodSimulator(Simulator[tuple[str, str]]):
         track = self._tracks.get(uid)
         if track is None:
             track = self._tracks[uid] = _Track(seen_at=now)
+            if status.get("phase") == "Running":
+                track.ready = _has_condition(pod, "Ready")
         when = format_time(self.clock.now())
         if not (pod.get("spec") or {}).get("nodeName"):
             pod = await self._bind(pod)
         if status.get("phase") != "Running":
-            due = track.seen_at + self.config.pod_start_delay
+            due = track.seen_at + start_seconds(pod, self.config.pod_start_delay)
             if now < due:
                 if not _has_condition(pod, "PodScheduled"):
                     pod["status"] = scheduled_status(pod, when)
@@ -262,9 +300,17 @@ class PodSimulator(Simulator[tuple[str, str]]):
                 self._wake_at(key, track, due)
                 return
             pod["status"] = running_status(pod, host_ip=self.config.host_ip,
-                                           pod_ip=self._pod_ip(), when=when)
+                                           pod_ip=self._pod_ip(), when=when,
+                                           ready=wants_ready(pod))
             pod = await self.store.update_status(self.rt, pod)
             track.running_at = now
+            track.ready = wants_ready(pod)
+        elif track.ready is not None and track.ready != wants_ready(pod):
+            pod["status"] = running_status(pod, host_ip=self.config.host_ip,
+                                           pod_ip=str(status.get("podIP") or self._pod_ip()),
+                                           when=when, ready=wants_ready(pod))
+            pod = await self.store.update_status(self.rt, pod)
+            track.ready = wants_ready(pod)
         if not runs_to_completion(pod):
             return
         if track.running_at is None:

@@ -149,3 +149,46 @@ async def test_pod_with_finalizer_goes_once_released(fake_sim: Sim) -> None:
     await fake_sim.store.update(P, p)
     await quiesce()
     assert fake_sim.store.get(P, NS, "held") is None
+
+
+async def test_ready_annotation_and_start_seconds(fake_sim: Sim) -> None:
+    P = fake_sim.rt("", "v1", "pods")
+    await fake_sim.store.create(P, pod("slow", restart="Always", annotations={
+        "sim.asyncop.io/ready": "false", "sim.asyncop.io/start-seconds": "10"}))
+    await fake_sim.clock.advance(9.9)
+    await quiesce()
+    assert phase(fake_sim, "slow") == "Pending"
+    await fake_sim.clock.advance(0.2)
+    await quiesce()
+    p = get(fake_sim, "slow")
+    conds = {c["type"]: (c["status"], c.get("reason")) for c in p["status"]["conditions"]}
+    assert p["status"]["phase"] == "Running"
+    assert conds["Ready"] == conds["ContainersReady"] == ("False", "ContainersNotReady")
+    assert p["status"]["containerStatuses"][0]["ready"] is False
+    started = p["status"]["containerStatuses"][0]["state"]["running"]["startedAt"]
+
+    p["metadata"]["annotations"]["sim.asyncop.io/ready"] = "true"
+    await fake_sim.store.update(P, p)
+    await fake_sim.clock.advance(5)
+    await quiesce()
+    p = get(fake_sim, "slow")
+    conds = {c["type"]: c["status"] for c in p["status"]["conditions"]}
+    assert conds["Ready"] == conds["ContainersReady"] == "True"
+    assert p["status"]["containerStatuses"][0]["ready"] is True
+    assert p["status"]["containerStatuses"][0]["state"]["running"]["startedAt"] == started
+
+
+async def test_a_status_written_by_someone_else_is_not_overwritten(fake_sim: Sim) -> None:
+    P = fake_sim.rt("", "v1", "pods")
+    await fake_sim.store.create(P, pod("manual", restart="Always"))
+    await fake_sim.clock.advance(2.0)
+    await quiesce()
+    p = get(fake_sim, "manual")
+    for cond in p["status"]["conditions"]:
+        if cond["type"] == "Ready":
+            cond["status"] = "False"
+    await fake_sim.store.update_status(P, p)
+    await fake_sim.clock.advance(60)
+    await quiesce()
+    ready = [c for c in get(fake_sim, "manual")["status"]["conditions"] if c["type"] == "Ready"]
+    assert ready[0]["status"] == "False"
