@@ -118,7 +118,7 @@ async def test_crd_and_custom_resources(kubectl: Kubectl) -> None:
     cr = k.write("cr.yaml", _cr("iksoon-crd-test"))
     out = await k.ok("apply", "-f", cr)
     assert out.strip() == "crdkind.iksoon.test.com/iksoon-crd-test created"
-    for resource in ("crdplural", "crdshort", "iksoontest", "crdsingular"):
+    for resource in ("crdplural", "crdsingular"):
         out = await k.ok("get", resource)
         assert out.splitlines()[0].split() == ["NAME", "DBORWAS", "AGE"]
         assert _row(out, "iksoon-crd-test")[1] == "mysql"
