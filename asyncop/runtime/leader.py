@@ -23,7 +23,7 @@ import asyncio
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 import structlog
 
@@ -104,7 +104,7 @@ class LeaderElector:
         self._on_stopped = on_stopped_leading
         self.release_on_cancel = release_on_cancel
         self._observed: dict[str, Any] | None = None  # last lease spec seen
-        self._observed_rv: str = ""
+        self._observed_meta: dict[str, Any] = {}  # kept so updates preserve labels etc.
         self._observed_at = 0.0  # clock.monotonic() when the spec last changed
         self._last_renew = 0.0
         self._leading = False
@@ -219,7 +219,7 @@ class LeaderElector:
         if spec_now != self._observed:
             self._observed = spec_now
             self._observed_at = self._clock.monotonic()
-        self._observed_rv = lease["metadata"].get("resourceVersion", "")
+        self._keep_meta(lease)
         holder = spec_now.get("holderIdentity") or ""
         if holder and holder != self.identity:
             duration = float(spec_now.get("leaseDurationSeconds") or self.lease_duration)
@@ -244,22 +244,20 @@ class LeaderElector:
         }
 
     async def _write(self, spec: dict[str, Any]) -> None:
-        obj: RawObject = {
-            "apiVersion": LEASE.api_version,
-            "kind": LEASE.kind,
-            "metadata": {
-                "name": self.name,
-                "namespace": self.namespace,
-                "resourceVersion": self._observed_rv,
-            },
-            "spec": spec,
-        }
-        updated = await self._client.update(LEASE, obj)
+        meta = {**self._observed_meta, "name": self.name, "namespace": self.namespace}
+        obj = {"apiVersion": LEASE.api_version, "kind": LEASE.kind, "metadata": meta,
+               "spec": spec}
+        updated = await self._client.update(LEASE, cast(RawObject, obj))
         self._observe(updated, renewed=spec.get("holderIdentity") == self.identity)
+
+    def _keep_meta(self, lease: RawObject) -> None:
+        meta = dict(lease.get("metadata") or {})
+        meta.pop("managedFields", None)
+        self._observed_meta = meta
 
     def _observe(self, lease: RawObject, *, renewed: bool) -> None:
         self._observed = dict(lease.get("spec") or {})
-        self._observed_rv = lease["metadata"].get("resourceVersion", "")
+        self._keep_meta(lease)
         self._observed_at = self._clock.monotonic()
         if renewed:
             self._last_renew = self._observed_at

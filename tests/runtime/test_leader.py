@@ -96,6 +96,8 @@ async def test_exactly_one_leads_and_keeps_renewing(pair: Any, client: Client) -
     assert first["leaseDurationSeconds"] == 15
     assert first["leaseTransitions"] == 0
     assert first["renewTime"].endswith("Z") and len(first["renewTime"]) == 27
+    # someone labels the lease: renewals keep the label (and survive the one Conflict)
+    await client.patch(LEASE, "op", {"metadata": {"labels": {"team": "ops"}}}, namespace=NS)
     await step(clock, 40, a.tracked, b.tracked)
     assert a.elector.is_leader and not b.elector.is_leader
     assert (a.started, a.stopped, b.started) == (1, 0, 0)
@@ -105,6 +107,8 @@ async def test_exactly_one_leads_and_keeps_renewing(pair: Any, client: Client) -
     assert later["renewTime"] > first["renewTime"]  # renewed on the (fake) wall clock
     assert later["leaseTransitions"] == 0
     assert b.elector.leader == "a"
+    labels = (await client.get(LEASE, "op", namespace=NS))["metadata"].get("labels")
+    assert labels == {"team": "ops"}
 
 
 async def test_cancelled_leader_releases_and_standby_takes_over_within_a_retry(
