@@ -41,18 +41,22 @@ class Enqueuer(Protocol):
     def add(self, key: str) -> None: ...
 
 
-@dataclass(frozen=True, slots=True)
-class Predicate:
-    """Event filters; each returns True to let the event through."""
-
-    name: str
-    create: Callable[[RawObject], bool]
-    update: Callable[[RawObject, RawObject], bool]
-    delete: Callable[[RawObject], bool]
-
-
 def _always(obj: RawObject) -> bool:
     return True
+
+
+def _always_update(old: RawObject, new: RawObject) -> bool:
+    return True
+
+
+@dataclass(frozen=True, slots=True)
+class Predicate:
+    """Event filters; each returns True to let the event through (the default)."""
+
+    name: str
+    create: Callable[[RawObject], bool] = _always
+    update: Callable[[RawObject, RawObject], bool] = _always_update
+    delete: Callable[[RawObject], bool] = _always
 
 
 def _meta(obj: RawObject) -> Mapping[str, Any]:

@@ -11,6 +11,7 @@ from structlog.testing import capture_logs
 from asyncop.api import Kind, RawObject, Request
 from asyncop.api.kinds import CONFIGMAP, DEPLOYMENT, NAMESPACE
 from asyncop.runtime.handlers import (
+    Predicate,
     annotation_changed,
     for_,
     generation_changed,
@@ -183,6 +184,15 @@ async def test_predicates_are_anded(q: WorkQueue[str]) -> None:
     h.on_update(obj("b", labels={"app": "y"}), obj("b", rv="2", generation=2, labels={"app": "y"}))
     h.on_update(obj("c", labels={"app": "x"}), obj("c", rv="2", labels={"app": "x"}))
     assert await queued(q) == {"ns/a"}
+
+
+async def test_custom_predicates_default_to_letting_events_through(q: WorkQueue[str]) -> None:
+    not_system = Predicate("not-system", create=lambda o: o["metadata"]["name"] != "sys")
+    h = for_(FOO, not_system).handler(q)
+    h.on_add(obj("sys"))
+    h.on_add(obj("app"))
+    h.on_update(obj("sys"), obj("sys", rv="2"))  # only `create` was customised
+    assert await queued(q) == {"ns/app", "ns/sys"}
 
 
 @pytest.mark.parametrize(
