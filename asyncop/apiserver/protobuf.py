@@ -12,9 +12,10 @@ MicroTime has 6 fractional digits, and zero values Go omits from JSON (`omitempt
 
 Supported: Namespace, Secret, ConfigMap, ServiceAccount, core/v1 Event, coordination/v1 Lease and
 DeleteOptions (the body of a protobuf DELETE), each with the full ObjectMeta, where unknown
-field numbers are skipped as protobuf requires; and Deployment and Service with the fields
-`kubectl create deployment|service` sends, where any other field is an error rather than
-silently lost data (tables in `protobuf_schemas`). Any other kind raises `ProtobufError` (the
+field numbers are skipped as protobuf requires; and Deployment, Service, Job, CronJob, Role,
+ClusterRole, RoleBinding and ClusterRoleBinding with the fields `kubectl create ...` sends,
+where any other field is an error rather than silently lost data (tables in
+`protobuf_schemas`). Any other kind raises `ProtobufError` (the
 server answers 415).
 
 No encoder: every client we serve (Helm, kubectl, client-go) accepts JSON responses to an
@@ -124,7 +125,7 @@ def _text(value: Any) -> str:
 
 
 _LENGTH_DELIMITED: Final = frozenset(
-    {"str", "bytes", "time", "microtime", "fieldsv1", "intorstr", "quantity"})
+    {"str", "strk", "bytes", "time", "microtime", "fieldsv1", "intorstr", "quantity"})
 
 
 class _UnknownField(ProtobufError):
@@ -139,7 +140,7 @@ def _scalar(kind: str, wire: int, value: Any) -> Any:
             raise ProtobufError("expected a length-delimited protobuf field")
     elif wire != 0:
         raise ProtobufError("expected a varint protobuf field")
-    if kind == "str":
+    if kind in ("str", "strk"):
         return _text(value)
     if kind == "bytes":
         return base64.b64encode(value).decode()

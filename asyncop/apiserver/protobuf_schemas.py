@@ -1,13 +1,14 @@
 """Field-number tables of the Kubernetes protobuf messages `protobuf.decode` understands.
 
-Numbers come from k8s.io/api (core/v1, apps/v1, coordination/v1) and apimachinery (meta/v1,
+Numbers come from k8s.io/api (core, apps, batch, rbac, coordination v1) and apimachinery (meta/v1,
 util/intstr) `generated.proto`. A table maps a field number to (JSON name, type). Types:
-`str` (empty omitted), `bytes` (base64), `int` (kept when zero: pointers and required
-numbers), `int0` (omitted when zero), `bool`, `bool0` (omitted when false), `time`,
+`str` (empty omitted), `strk` (a string JSON keeps even when empty), `bytes` (base64), `int`
+(kept when zero: pointers and required numbers), `int0` (omitted when zero), `bool`, `bool0`
+(omitted when false), `time`,
 `microtime`, `fieldsv1` (raw JSON), `intorstr` (IntOrString), `quantity`; or a tuple
 `("msg", table)`, `("map", value type)`, `("rep", type)`.
 
-Invariant: the tables of kinds marked strict (the partial Deployment/Service/PodSpec tables)
+Invariant: the tables of kinds marked strict (the partial workload, Service and RBAC tables)
 make an unknown field an error instead of silently dropping data; complete tables (ObjectMeta,
 Secret, ConfigMap, ...) skip unknown fields as protobuf readers do.
 """
@@ -161,7 +162,57 @@ SERVICE: Schema = {
     3: ("status", ("msg", {1: ("loadBalancer", ("msg", {}))})),
 }
 
+# ------------------------------------------------- batch/v1 (strict)
+
+_JOB_SPEC: Schema = {
+    1: ("parallelism", "int"), 2: ("completions", "int"), 3: ("activeDeadlineSeconds", "int"),
+    4: ("selector", ("msg", _LABEL_SELECTOR)), 5: ("manualSelector", "bool"),
+    6: ("template", ("msg", _POD_TEMPLATE)), 7: ("backoffLimit", "int"),
+    8: ("ttlSecondsAfterFinished", "int"), 9: ("completionMode", "str"),
+    10: ("suspend", "bool"),
+}
+JOB: Schema = {
+    1: _META, 2: ("spec", ("msg", _JOB_SPEC)),
+    3: ("status", ("msg", {
+        2: ("startTime", "time"), 3: ("completionTime", "time"), 4: ("active", "int0"),
+        5: ("succeeded", "int0"), 6: ("failed", "int0"), 7: ("completedIndexes", "str"),
+        9: ("ready", "int"),
+    })),
+}
+CRON_JOB: Schema = {
+    1: _META,
+    2: ("spec", ("msg", {
+        1: ("schedule", "str"), 2: ("startingDeadlineSeconds", "int"),
+        3: ("concurrencyPolicy", "str"), 4: ("suspend", "bool"),
+        5: ("jobTemplate", ("msg", {1: _META, 2: ("spec", ("msg", _JOB_SPEC))})),
+        6: ("successfulJobsHistoryLimit", "int"), 7: ("failedJobsHistoryLimit", "int"),
+        8: ("timeZone", "str"),
+    })),
+    3: ("status", ("msg", {4: ("lastScheduleTime", "time"),
+                           5: ("lastSuccessfulTime", "time")})),
+}
+
+# ------------------------------------------------- rbac.authorization.k8s.io/v1 (strict)
+
+_POLICY_RULE: Schema = {
+    1: ("verbs", ("rep", "str")), 2: ("apiGroups", ("rep", "str")),
+    3: ("resources", ("rep", "str")), 4: ("resourceNames", ("rep", "str")),
+    5: ("nonResourceURLs", ("rep", "str")),
+}
+ROLE: Schema = {1: _META, 2: ("rules", ("rep", ("msg", _POLICY_RULE)))}
+_SUBJECT: Schema = {
+    1: ("kind", "strk"), 2: ("apiGroup", "str"), 3: ("name", "strk"), 4: ("namespace", "str"),
+}
+ROLE_BINDING: Schema = {
+    1: _META, 2: ("subjects", ("rep", ("msg", _SUBJECT))),
+    3: ("roleRef", ("msg", {1: ("apiGroup", "strk"), 2: ("kind", "strk"),
+                            3: ("name", "strk")})),
+}
+
 TYPE_META: Schema = {1: ("apiVersion", "str"), 2: ("kind", "str")}
+
+
+_RBAC: Final = "rbac.authorization.k8s.io/v1"
 
 
 class KindTable(NamedTuple):
@@ -180,4 +231,10 @@ KINDS: Final[Mapping[str, KindTable]] = {
     "DeleteOptions": KindTable(frozenset({"v1", "meta.k8s.io/v1", ""}), DELETE_OPTIONS),
     "Deployment": KindTable(frozenset({"apps/v1"}), DEPLOYMENT, strict=True),
     "Service": KindTable(frozenset({"v1"}), SERVICE, strict=True),
+    "Job": KindTable(frozenset({"batch/v1"}), JOB, strict=True),
+    "CronJob": KindTable(frozenset({"batch/v1"}), CRON_JOB, strict=True),
+    "Role": KindTable(frozenset({_RBAC}), ROLE, strict=True),
+    "ClusterRole": KindTable(frozenset({_RBAC}), ROLE, strict=True),
+    "RoleBinding": KindTable(frozenset({_RBAC}), ROLE_BINDING, strict=True),
+    "ClusterRoleBinding": KindTable(frozenset({_RBAC}), ROLE_BINDING, strict=True),
 }

@@ -213,6 +213,21 @@ def test_service_ports_with_int_or_string_target() -> None:
     assert obj["status"] == {"loadBalancer": {}}
 
 
+def test_rbac_role_binding_keeps_required_empty_strings() -> None:
+    subject = ld(1, "User") + ld(2, "rbac.authorization.k8s.io") + ld(3, "bob") + ld(4, "")
+    raw = (ld(1, zero_meta(name=ld(1, "rb1"))) + ld(2, subject)
+           + ld(3, ld(1, "") + ld(2, "ClusterRole") + ld(3, "view")))
+    obj = decode(envelope("rbac.authorization.k8s.io/v1", "RoleBinding", raw))
+    assert obj["subjects"] == [{"kind": "User", "apiGroup": "rbac.authorization.k8s.io",
+                                "name": "bob"}]
+    assert obj["roleRef"] == {"apiGroup": "", "kind": "ClusterRole", "name": "view"}
+    rule = ld(1, "get") + ld(1, "list") + ld(2, "") + ld(3, "pods")
+    role = decode(envelope("rbac.authorization.k8s.io/v1", "ClusterRole",
+                           ld(1, zero_meta(name=ld(1, "r"))) + ld(2, rule)))
+    assert role["rules"] == [{"verbs": ["get", "list"], "apiGroups": [""],
+                              "resources": ["pods"]}]
+
+
 def test_unknown_fields_are_skipped() -> None:
     raw = ld(1, zero_meta(name=ld(1, "n"))) + vi(99, 5) + ld(98, b"zz") + ld(3, "Opaque")
     raw += varint(97 << 3 | 1) + b"\x00" * 8
@@ -311,6 +326,16 @@ async def test_kubectl_1_33_typed_creates_send_protobuf(tmp_path: Path) -> None:
                       "--replicas=2", "--port=8080", "--", "nginx", "-g", "daemon off;")
         await kubectl("create", "service", "clusterip", "web", "-n", "foo",
                       "--tcp=80:8080", "--tcp=443:https")
+        await kubectl("create", "job", "j1", "-n", "foo", "--image=busybox", "--", "echo", "hi")
+        await kubectl("create", "cronjob", "cj1", "-n", "foo", "--image=busybox",
+                      "--schedule=*/5 * * * *")
+        await kubectl("create", "role", "r1", "-n", "foo", "--verb=get,list",
+                      "--resource=pods")
+        await kubectl("create", "rolebinding", "rb1", "-n", "foo", "--role=r1",
+                      "--serviceaccount=foo:default")
+        await kubectl("create", "clusterrole", "cr1", "--verb=get", "--resource=nodes")
+        await kubectl("create", "clusterrolebinding", "crb1", "--clusterrole=cr1",
+                      "--user=bob")
         store = srv.store
         ns = store.get(store.resolve("", "v1", "namespaces"), None, "foo")
         assert ns is not None
@@ -336,3 +361,27 @@ async def test_kubectl_1_33_typed_creates_send_protobuf(tmp_path: Path) -> None:
         assert [(p["port"], p["targetPort"]) for p in svc["spec"]["ports"]] == [
             (80, 8080), (443, "https")]
         assert svc["spec"]["selector"] == {"app": "web"}
+        job = store.get(store.resolve("batch", "v1", "jobs"), "foo", "j1")
+        assert job is not None
+        pod_spec = job["spec"]["template"]["spec"]
+        assert (pod_spec["restartPolicy"], pod_spec["containers"][0]["command"]) == (
+            "Never", ["echo", "hi"])
+        cronjob = store.get(store.resolve("batch", "v1", "cronjobs"), "foo", "cj1")
+        assert cronjob is not None
+        assert cronjob["spec"]["schedule"] == "*/5 * * * *"
+        assert cronjob["spec"]["jobTemplate"]["metadata"]["name"] == "cj1"
+        rbac = "rbac.authorization.k8s.io"
+        role = store.get(store.resolve(rbac, "v1", "roles"), "foo", "r1")
+        assert role is not None
+        assert role["rules"] == [{"verbs": ["get", "list"], "apiGroups": [""],
+                                  "resources": ["pods"]}]
+        binding = store.get(store.resolve(rbac, "v1", "rolebindings"), "foo", "rb1")
+        assert binding is not None
+        assert binding["roleRef"] == {"apiGroup": rbac, "kind": "Role", "name": "r1"}
+        assert binding["subjects"] == [{"kind": "ServiceAccount", "name": "default",
+                                        "namespace": "foo"}]
+        cluster_binding = store.get(store.resolve(rbac, "v1", "clusterrolebindings"), None,
+                                    "crb1")
+        assert cluster_binding is not None
+        assert cluster_binding["subjects"] == [{"kind": "User", "apiGroup": rbac, "name": "bob"}]
+        assert store.get(store.resolve(rbac, "v1", "clusterroles"), None, "cr1") is not None
