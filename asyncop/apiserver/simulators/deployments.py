@@ -10,9 +10,11 @@ availableReplicas, unavailableReplicas (when > 0) and the conditions Available
 (MinimumReplicasAvailable) and Progressing (NewReplicaSetAvailable once the new ReplicaSet is
 fully available), which is what `kubectl rollout status` and Helm's kstatus wait need. Pods
 are the ReplicaSet simulator's business (replicasets.py); the Deployment only reads its
-ReplicaSets' status. Not simulated: surge/unavailability budgets during a rollout, pausing
-beyond "no new ReplicaSet", the progress deadline. Invariant: a Deployment being deleted is
-left to the garbage collector; status is written only when it changes.
+ReplicaSets' status. A rollout that makes no progress (no change in the new ReplicaSet's
+counts) for `spec.progressDeadlineSeconds` of clock time gets Progressing False, reason
+ProgressDeadlineExceeded, until it progresses again. Not simulated: surge/unavailability
+budgets during a rollout, pausing beyond "no new ReplicaSet". Invariant: a Deployment being
+deleted is left to the garbage collector; status is written only when it changes.
 """
 
 from __future__ import annotations
@@ -37,7 +39,7 @@ from asyncop.apiserver.simulators.base import (
 )
 from asyncop.apiserver.simulators.config import SimulatorConfig
 from asyncop.apiserver.simulators.workload import template_hash
-from asyncop.clock import Clock, format_time
+from asyncop.clock import Clock, Timer, format_time
 
 HASH_LABEL = "pod-template-hash"
 REVISION = "deployment.kubernetes.io/revision"
@@ -88,11 +90,15 @@ class DeploymentSimulator(Simulator[tuple[str, str]]):
                          resync_period=config.resync_period)
         self.deploy_rt: ResourceType = store.resolve("apps", "v1", "deployments")
         self.rs_rt: ResourceType = store.resolve("apps", "v1", "replicasets")
+        self._progress: dict[str, tuple[tuple[Any, ...], float]] = {}  # uid -> (state, since)
+        self._deadlines: dict[str, Timer] = {}
 
     def observe(self, event: str, rt: ResourceType, obj: Obj) -> None:
         gr, ns = rt.gr, ns_of(obj)
         if gr == self.deploy_rt.gr:
-            if event != "DELETED":
+            if event == "DELETED":
+                self._forget(uid_of(obj))
+            else:
                 self.add((ns, name_of(obj)))
         elif gr == self.rs_rt.gr:
             owner = controller_ref_name(obj, "Deployment")
@@ -133,6 +139,31 @@ class DeploymentSimulator(Simulator[tuple[str, str]]):
             olds = [await self._scale(rs, 0, want) for rs in olds]
             await self._prune_history(d, olds)
         await self._write_status(d, new, olds, want, created)
+
+    def _timed_out(self, d: Obj, progress: tuple[Any, ...]) -> bool:
+        """Whether the rollout made no progress for spec.progressDeadlineSeconds (clock)."""
+        uid, now = uid_of(d), self.clock.monotonic()
+        seen = self._progress.get(uid)
+        if seen is None or seen[0] != progress:
+            seen = self._progress[uid] = (progress, now)
+        deadline = (d.get("spec") or {}).get("progressDeadlineSeconds")
+        if not isinstance(deadline, int) or isinstance(deadline, bool):
+            return False
+        due = seen[1] + deadline
+        if now >= due:
+            return True
+        timer = self._deadlines.pop(uid, None)
+        if timer is not None:
+            timer.cancel()
+        key = (ns_of(d), name_of(d))
+        self._deadlines[uid] = self.clock.call_at(due, lambda: self.add(key))
+        return False
+
+    def _forget(self, uid: str) -> None:
+        self._progress.pop(uid, None)
+        timer = self._deadlines.pop(uid, None)
+        if timer is not None:
+            timer.cancel()
 
     def _new_rs(self, d: Obj, thash: str, revision: int) -> Obj:
         spec = d.get("spec") or {}
@@ -197,8 +228,13 @@ class DeploymentSimulator(Simulator[tuple[str, str]]):
                                "Deployment does not have minimum availability.", when)
         rs_name = name_of(new) if new else ""
         if new and updated == want and replicas == want and available >= want:
+            self._forget(uid_of(d))
             progress = _condition(old_conditions, "Progressing", "True", "NewReplicaSetAvailable",
                                   f'ReplicaSet "{rs_name}" has successfully progressed.', when)
+        elif new and self._timed_out(d, (rs_name, updated, ready, available, replicas)):
+            progress = _condition(old_conditions, "Progressing", "False",
+                                  "ProgressDeadlineExceeded",
+                                  f'ReplicaSet "{rs_name}" has timed out progressing.', when)
         elif created:
             progress = _condition(old_conditions, "Progressing", "True", "NewReplicaSetCreated",
                                   f'Created new replica set "{rs_name}"', when)

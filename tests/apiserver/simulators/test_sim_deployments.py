@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from simkit import Sim
+from simkit import Sim, quiesce, started, stop
 
-from asyncop.testing import eventually
+from asyncop.apiserver.simulators import SimulatorConfig
+from asyncop.testing import FakeClock, eventually
 
 NS = "default"
 
@@ -188,3 +189,40 @@ async def test_deleted_pod_is_replaced(sim: Sim) -> None:
         return len(pods) == 2 and victim not in {p["metadata"]["name"] for p in pods}
 
     await eventually(healed, timeout=10, message="pod replaced")
+
+
+async def test_progress_deadline_exceeded_then_recovered() -> None:
+    sim = await started(FakeClock(), SimulatorConfig())
+    try:
+        D, P = sim.rt("apps", "v1", "deployments"), sim.rt("", "v1", "pods")
+        body = deployment("stuck", 2)
+        body["spec"]["progressDeadlineSeconds"] = 30
+        body["spec"]["template"]["metadata"]["annotations"] = {"sim.asyncop.io/ready": "false"}
+        await sim.store.create(D, body)
+        await quiesce()
+
+        def progressing() -> tuple[str, str]:
+            d = sim.store.get(D, NS, "stuck") or {}
+            cond = next(c for c in d["status"]["conditions"] if c["type"] == "Progressing")
+            return cond["status"], cond["reason"]
+
+        assert progressing()[0] == "True"
+        await sim.clock.advance(29)
+        await quiesce()
+        assert progressing()[0] == "True"
+        await sim.clock.advance(2)
+        await quiesce()
+        assert progressing() == ("False", "ProgressDeadlineExceeded")
+        d = sim.store.get(D, NS, "stuck")
+        assert d is not None and d["status"]["unavailableReplicas"] == 2
+        assert not kstatus_current(d)
+
+        for p in sim.store.list(P, NS, label_selector={"app": "stuck"}):
+            p["metadata"]["annotations"]["sim.asyncop.io/ready"] = "true"
+            await sim.store.update(P, p)
+        await quiesce()
+        assert progressing() == ("True", "NewReplicaSetAvailable")
+        d = sim.store.get(D, NS, "stuck")
+        assert d is not None and kstatus_current(d)
+    finally:
+        await stop(sim)
