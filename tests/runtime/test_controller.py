@@ -231,6 +231,28 @@ async def test_n_workers_reconcile_n_keys_concurrently_but_never_one_key_twice()
     assert max(peak) == 4
 
 
+async def test_no_task_per_event_or_per_delayed_key() -> None:
+    clock, cache = FakeClock(), FakeCache()
+    release = asyncio.Event()
+
+    async def fn(req: Request) -> Result:
+        await release.wait()
+        return Result(requeue_after=60.0)
+
+    ctrl = Controller("foo", reconciler(fn), watches=[for_(FOO)], workers=3)
+    before = len(asyncio.all_tasks())
+    async with running(ctrl, cache, clock):
+        for i in range(500):
+            cache.informer(FOO).add(foo(f"k{i}"))
+        await clock.settle()
+        assert len(asyncio.all_tasks()) == before + 1 + 3  # run() and its 3 workers
+        release.set()
+        await clock.settle()
+        assert ctrl.queue is not None and ctrl.queue.delayed == 500
+        assert len(asyncio.all_tasks()) == before + 1 + 3
+        assert clock.pending == 1  # one timer for all 500 delayed keys
+
+
 async def test_a_poison_key_does_not_slow_the_others() -> None:
     clock, cache = FakeClock(), FakeCache()
     times: dict[str, list[float]] = {}
