@@ -81,13 +81,20 @@ class Cluster:
     async def manager(self, *factories: Callable[[Manager], Controller]
                       ) -> AsyncIterator[Manager]:
         mgr = Manager(client=self.client, clock=self.clock)
+        names = []
         for factory in factories:
             ctrl = factory(mgr)
             self.controllers[ctrl.name] = ctrl
+            names.append(ctrl.name)
             mgr.add(ctrl)
         await mgr.start()
         try:
-            await eventually(lambda: mgr.cache.has_synced, timeout=10)
+            ctrls = [self.controllers[n] for n in names]
+            await eventually(
+                lambda: all(c.queue is not None for c in ctrls)
+                and bool(mgr.cache.informers()) and mgr.cache.has_synced,
+                timeout=10, message="controllers started and caches synced",
+            )
             yield mgr
         finally:
             await mgr.stop()
