@@ -320,22 +320,25 @@ async def test_kubectl_1_33_typed_creates_send_protobuf(tmp_path: Path) -> None:
             return out.decode()
 
         await kubectl("create", "namespace", "foo")
-        await kubectl("create", "secret", "generic", "s1", "-n", "foo", "--from-literal=k=v\x01")
-        await kubectl("create", "configmap", "c1", "-n", "foo", "--from-literal=a=b")
-        await kubectl("create", "deployment", "web", "-n", "foo", "--image=nginx:1.27",
-                      "--replicas=2", "--port=8080", "--", "nginx", "-g", "daemon off;")
-        await kubectl("create", "service", "clusterip", "web", "-n", "foo",
-                      "--tcp=80:8080", "--tcp=443:https")
-        await kubectl("create", "job", "j1", "-n", "foo", "--image=busybox", "--", "echo", "hi")
-        await kubectl("create", "cronjob", "cj1", "-n", "foo", "--image=busybox",
-                      "--schedule=*/5 * * * *")
-        await kubectl("create", "role", "r1", "-n", "foo", "--verb=get,list",
-                      "--resource=pods")
-        await kubectl("create", "rolebinding", "rb1", "-n", "foo", "--role=r1",
-                      "--serviceaccount=foo:default")
-        await kubectl("create", "clusterrole", "cr1", "--verb=get", "--resource=nodes")
-        await kubectl("create", "clusterrolebinding", "crb1", "--clusterrole=cr1",
-                      "--user=bob")
+        # independent creates, run side by side (the namespace exists first)
+        await asyncio.gather(
+            kubectl("create", "secret", "generic", "s1", "-n", "foo", "--from-literal=k=v\x01"),
+            kubectl("create", "configmap", "c1", "-n", "foo", "--from-literal=a=b"),
+            kubectl("create", "deployment", "web", "-n", "foo", "--image=nginx:1.27",
+                "--replicas=2", "--port=8080", "--", "nginx", "-g", "daemon off;"),
+            kubectl("create", "service", "clusterip", "web", "-n", "foo",
+                "--tcp=80:8080", "--tcp=443:https"),
+            kubectl("create", "job", "j1", "-n", "foo", "--image=busybox", "--", "echo", "hi"),
+            kubectl("create", "cronjob", "cj1", "-n", "foo", "--image=busybox",
+                "--schedule=*/5 * * * *"),
+            kubectl("create", "role", "r1", "-n", "foo", "--verb=get,list",
+                "--resource=pods"),
+            kubectl("create", "rolebinding", "rb1", "-n", "foo", "--role=r1",
+                "--serviceaccount=foo:default"),
+            kubectl("create", "clusterrole", "cr1", "--verb=get", "--resource=nodes"),
+            kubectl("create", "clusterrolebinding", "crb1", "--clusterrole=cr1",
+                "--user=bob"),
+        )
         store = srv.store
         ns = store.get(store.resolve("", "v1", "namespaces"), None, "foo")
         assert ns is not None
