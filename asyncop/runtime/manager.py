@@ -9,8 +9,9 @@ the probes/metrics HTTP server. Usable inside any asyncio program:
         await mgr.wait()                     # until stop() or a fatal error
 
 Invariants:
-- Controllers run only while leading (at once without leader election); losing the lease
-  cancels every controller at once, and with `exit_on_lost_lease` makes `wait()` raise
+- Informers start at once on every replica (a standby keeps warm caches); controllers, and
+  so their event handlers, run only while leading (at once without leader election); losing
+  the lease cancels every controller at once, and with `exit_on_lost_lease` makes `wait()` raise
   `LeaderElectionLost` (the CLI then exits non-zero, like controller-runtime).
 - Shutdown order: controllers (drained within `graceful_shutdown_timeout`), informers,
   recorders (flushed), the lease (released), the HTTP server, the client (if owned).
@@ -146,8 +147,10 @@ class Manager:
         if any(c.name == controller.name for c in self._controllers):
             raise ValueError(f"a controller named {controller.name!r} was already added")
         self._controllers.append(controller)
-        if self._started and self._leading and not self._stopping:
-            self._start_controller(controller)
+        if self._started and not self._stopping:
+            self._warm(controller)
+            if self._leading:
+                self._start_controller(controller)
 
     def recorder(self, component: str) -> EventRecorder:
         """The EventRecorder for `component` (one per name; drained by the Manager)."""
@@ -191,6 +194,8 @@ class Manager:
         self._spawn(self._loop_probe.run(), "loop-probe")
         for name, rec in self._recorders.items():
             self._spawn(rec.run(), f"recorder:{name}")
+        for c in self._controllers:
+            self._warm(c)
         await self.cache.start()
         if self.leader_election is None:
             for c in self._controllers:
@@ -285,6 +290,14 @@ class Manager:
         return None
 
     # -- controllers --------------------------------------------------------------------------
+    def _warm(self, c: Runnable) -> None:
+        """Create (and so start) the informers a controller watches, leading or not: a
+        standby keeps warm caches, so a takeover does not wait for a full LIST."""
+        for watch in getattr(c, "watches", ()):
+            kind = getattr(watch, "kind", None)
+            if kind is not None:
+                self.cache.informer(kind)
+
     def _start_controller(self, c: Runnable) -> None:
         if c.name in self._controller_tasks:
             return

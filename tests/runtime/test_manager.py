@@ -188,6 +188,8 @@ async def test_only_the_leader_runs_controllers_and_standby_takes_over(
     await advance_until(clock, lambda: b._elector is not None and b._elector.leader == "mgr-a",
                         limit=3)
     assert not b.is_leader
+    assert CONFIGMAP in b.cache.informers()  # the standby keeps a warm cache
+    await eventually(lambda: b.cache.get(CONFIGMAP, "first", "default") is not None)
     async with aiohttp.ClientSession() as http:  # the standby is ready (standing by)
         await b.cache.wait_for_sync()
         async with http.get(f"http://127.0.0.1:{b.health_port}/readyz") as r:
