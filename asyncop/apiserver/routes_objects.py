@@ -330,7 +330,8 @@ class ObjectRoutes:
         ctx = WriteContext(dry_run=dry_run(request) or bool(options.get("dryRun")))
         result = self.writer.delete(t.rt, t.namespace, t.name,
                                     propagation_policy=_policy(options),
-                                    preconditions=options.get("preconditions"), ctx=ctx)
+                                    preconditions=options.get("preconditions"),
+                                    grace_period_seconds=_grace(options), ctx=ctx)
         if result.removed and not self.writer.returns_object(t.rt):
             meta = result.obj["metadata"]
             details: dict[str, Any] = {"name": meta["name"], "kind": t.rt.plural,
@@ -358,7 +359,8 @@ class ObjectRoutes:
             if self.store.raw_get(rt.gr, meta.get("namespace") or "", meta["name"]) is None:
                 continue
             self.writer.delete(rt, meta.get("namespace"), meta["name"],
-                               propagation_policy=_policy(options), ctx=ctx)
+                               propagation_policy=_policy(options),
+                               grace_period_seconds=_grace(options), ctx=ctx)
         return json_response({"kind": rt.list_kind_name, "apiVersion": rt.api_version,
                               "metadata": {"resourceVersion": str(self.store.resource_version)},
                               "items": [self.view(rt, o) for o in items]})
@@ -375,9 +377,21 @@ class ObjectRoutes:
         options: dict[str, Any] = {}
         if "propagationPolicy" in q:
             options["propagationPolicy"] = q["propagationPolicy"]
+        if "gracePeriodSeconds" in q:
+            options["gracePeriodSeconds"] = q["gracePeriodSeconds"]
         if "orphanDependents" in q:
             options["orphanDependents"] = q["orphanDependents"].lower() == "true"
         return options
+
+
+def _grace(options: dict[str, Any]) -> int | None:
+    value = options.get("gracePeriodSeconds")
+    if value is None or value == "":
+        return None
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        raise errors.bad_request(f'invalid gracePeriodSeconds "{value}"') from None
 
 
 def _policy(options: dict[str, Any]) -> str | None:

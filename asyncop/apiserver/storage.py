@@ -209,10 +209,14 @@ class Store:
 
     async def delete(self, rt: ResourceType, namespace: str | None, name: str, *,
                      propagation_policy: str | None = None,
-                     preconditions: dict[str, Any] | None = None) -> dict[str, Any] | None:
-        """Delete; returns the object if it is still present (finalizers), else None."""
+                     preconditions: dict[str, Any] | None = None,
+                     grace_period_seconds: int | None = 0) -> dict[str, Any] | None:
+        """Delete; returns the object if it is still present (finalizers, or a pod's graceful
+        termination when `grace_period_seconds` is None or > 0), else None. In-process callers
+        (controllers, the kubelet stand-in) delete at once by default."""
         result = self.writer.delete(rt, namespace, name, propagation_policy=propagation_policy,
-                                    preconditions=preconditions)
+                                    preconditions=preconditions,
+                                    grace_period_seconds=grace_period_seconds)
         return copy_obj(result.obj) if not result.removed else None
 
     async def finalize_namespace(self, name: str,

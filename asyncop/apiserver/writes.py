@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass, field
+from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
 from asyncop.api import ApiError, BadRequest, status_body
@@ -26,10 +27,12 @@ from asyncop.apiserver.objectmeta import (
 from asyncop.apiserver.registry import CRD_GR, NAMESPACE_GR, RETURNS_DELETED_OBJECT
 from asyncop.apiserver.resources import ResourceType
 from asyncop.apiserver.storage import copy_obj
+from asyncop.clock import format_time
 
 if TYPE_CHECKING:
     from asyncop.apiserver.storage import Store
 
+POD_GR = ("", "pods")
 IMMORTAL_NAMESPACES = ("default", "kube-system", "kube-public")
 BOOTSTRAP_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
 
@@ -315,7 +318,11 @@ class Writer:
     def delete(self, rt: ResourceType, namespace: str | None, name: str, *,
                propagation_policy: str | None = None,
                preconditions: dict[str, Any] | None = None,
+               grace_period_seconds: int | None = None,
                ctx: WriteContext | None = None) -> DeleteResult:
+        """Delete (or mark deleting). Bound pods terminate gracefully (X-4): the first DELETE
+        sets deletionTimestamp = now + grace and the kubelet (simulator) confirms with a
+        DELETE of grace 0; unbound pods and grace 0 go at once."""
         ctx = ctx or WriteContext()
         ns = (namespace or "") if rt.namespaced else ""
         old = self.store.raw_get(rt.gr, ns, name)
@@ -361,6 +368,19 @@ class Writer:
                 new["metadata"]["generation"] = int(old_meta["generation"]) + 1
         if rt.gr == NAMESPACE_GR:
             new["status"] = {**(old.get("status") or {}), "phase": "Terminating"}
+        grace = _pod_grace(rt, old, grace_period_seconds)
+        if grace > 0:
+            current = old_meta.get("deletionGracePeriodSeconds") if not first else None
+            if current is None or grace < int(current):
+                deadline = self.store.clock.now() + timedelta(seconds=grace)
+                new["metadata"]["deletionTimestamp"] = format_time(deadline)
+                new["metadata"]["deletionGracePeriodSeconds"] = grace
+            else:
+                new["metadata"]["deletionTimestamp"] = old_meta["deletionTimestamp"]
+                new["metadata"]["deletionGracePeriodSeconds"] = current
+            if ctx.dry_run or new == old:
+                return DeleteResult(new if ctx.dry_run else old, False)
+            return DeleteResult(self.store.commit("MODIFIED", rt.gr, new, old), False)
         if ctx.dry_run:
             return DeleteResult(new, not self._blocked(rt, new))
         if self._blocked(rt, new):
@@ -382,6 +402,21 @@ class Writer:
     @staticmethod
     def returns_object(rt: ResourceType) -> bool:
         return rt.gr in RETURNS_DELETED_OBJECT
+
+
+def _pod_grace(rt: ResourceType, obj: dict[str, Any], requested: int | None) -> int:
+    """Seconds of graceful termination for a DELETE (0: delete at once)."""
+    if rt.gr != POD_GR:
+        return 0
+    spec = obj.get("spec") or {}
+    if not spec.get("nodeName"):
+        return 0  # never scheduled: nothing to stop
+    phase = (obj.get("status") or {}).get("phase")
+    if phase in ("Succeeded", "Failed"):
+        return 0
+    if requested is None:
+        requested = int(spec.get("terminationGracePeriodSeconds", 30) or 0)
+    return max(0, int(requested))
 
 
 __all__ = ["BadRequest", "DeleteResult", "WriteContext", "Writer"]

@@ -118,3 +118,46 @@ async def test_namespace_lifecycle_without_simulators(apiserver_no_sim: ApiServe
     assert code == 404
     code, body = await _call(http, "DELETE", url + "/api/v1/namespaces/kube-system")
     assert code == 403 and "may not be deleted" in body["message"]
+
+
+async def test_bound_pods_terminate_gracefully(apiserver_no_sim: ApiServer,
+                                               http: aiohttp.ClientSession) -> None:
+    url = apiserver_no_sim.url + NS + "/pods"
+    pod = {"metadata": {"name": "p"},
+           "spec": {"nodeName": "node-1", "terminationGracePeriodSeconds": 20,
+                    "containers": [{"name": "c", "image": "x"}]}}
+    await _call(http, "POST", url, json=pod)
+    code, body = await _call(http, "DELETE", url + "/p")
+    assert code == 200 and body["metadata"]["deletionGracePeriodSeconds"] == 20
+    rv = body["metadata"]["resourceVersion"]
+    code, body = await _call(http, "DELETE", url + "/p")  # not shorter: no change
+    assert code == 200 and body["metadata"]["resourceVersion"] == rv
+    code, body = await _call(http, "DELETE", url + "/p", json={"gracePeriodSeconds": 5})
+    assert body["metadata"]["deletionGracePeriodSeconds"] == 5
+    code, _ = await _call(http, "GET", url + "/p")
+    assert code == 200
+    code, _ = await _call(http, "DELETE", url + "/p?gracePeriodSeconds=0")
+    assert code == 200
+    code, _ = await _call(http, "GET", url + "/p")
+    assert code == 404
+    # never scheduled: deleted at once
+    await _call(http, "POST", url, json={"metadata": {"name": "q"},
+                                         "spec": {"containers": [{"name": "c", "image": "x"}]}})
+    await _call(http, "DELETE", url + "/q")
+    code, _ = await _call(http, "GET", url + "/q")
+    assert code == 404
+
+
+async def test_kubelet_simulator_confirms_graceful_deletion(apiserver: ApiServer,
+                                                            http: aiohttp.ClientSession) -> None:
+    from asyncop.testing import eventually
+
+    url = apiserver.url + NS + "/pods"
+    await _call(http, "POST", url, json={"metadata": {"name": "p"},
+                                         "spec": {"containers": [{"name": "c", "image": "x"}]}})
+    rt = apiserver.store.resolve("", "v1", "pods")
+    await eventually(lambda: (apiserver.store.get(rt, "default", "p") or {})
+                     .get("spec", {}).get("nodeName"))
+    code, body = await _call(http, "DELETE", url + "/p")
+    assert code == 200 and body["metadata"]["deletionGracePeriodSeconds"] == 30
+    await eventually(lambda: apiserver.store.get(rt, "default", "p") is None)
