@@ -145,6 +145,7 @@ class JinghzhuReconciler:
             for pod in extras[:budget]:
                 await self._delete(req, pod, "extra")
                 names.discard(pod["metadata"]["name"])
+                budget -= 1
             self.recorder.event(jh, "Normal", "ScalingIn", f"{len(names)}/{desired} workers")
 
         running = all(_phase(p) == "Running" for p in live if p["metadata"]["name"] in names)
