@@ -368,3 +368,13 @@ async def test_configmap_release_storage(apiserver: ApiServer, tmp_path: Path) -
     assert names(apiserver, SECRET) == []
     await helm.uninstall("rel7")
     assert [n for n in names(apiserver, CM) if n.startswith(("sh.helm", "rel7"))] == []
+
+
+async def test_server_dry_run_creates_nothing(apiserver: ApiServer, helm: Helm) -> None:
+    # crds/ are not installed by a dry run, so the Widget (a CR) is left out
+    release = await helm.install("rel8", {"widget": {"enabled": False}}, dry_run="server")
+    assert release["status"] == "pending-install"
+    assert "rel8-demo" not in names(apiserver, CM)
+    assert names(apiserver, DEPLOY) == []
+    assert names(apiserver, SECRET) == []
+    assert get(apiserver, CRD, "widgets.example.com", None) is None
