@@ -10,7 +10,7 @@ Invariants:
 - Expectations (`common.expectations`): after creating or deleting a pod the controller does
   nothing more for that Jinghzhu until its cache shows the effect, so a slow cache never
   makes it create or delete twice. The pods' own events re-enqueue the Jinghzhu.
-- At most `BURST` pods are created or deleted per reconcile; the rest follow on requeue.
+- At most `burst` pods are created or deleted per reconcile; the rest follow on requeue.
 - state: `Running` when the live workers match `desired` and all are Running; `Pending`
   while scaling or while workers start; `Failed` when the API server rejects the worker pod
   (reported, not retried until the spec changes). `Succeeded` is kept for the seed's enum.
@@ -78,11 +78,13 @@ class JinghzhuReconciler:
         clock: Clock,
         recorder: EventRecorder,
         image: str = "busybox",
+        burst: int = BURST,
     ) -> None:
         self.client = client
         self.cache = cache
         self.recorder = recorder
         self.image = image
+        self.burst = burst
         self.expectations = Expectations(clock=clock)
 
     async def reconcile(self, req: Request) -> Result:
@@ -119,7 +121,7 @@ class JinghzhuReconciler:
         dead = [p for p in owned if _phase(p) in ("Failed", "Succeeded")]
         names = {p["metadata"]["name"] for p in live}
         message = MSG_STEADY
-        budget = BURST
+        budget = self.burst
 
         for pod in dead[:budget]:  # replaced below by the create loop
             await self._delete(req, pod, "dead")

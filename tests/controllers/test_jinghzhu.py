@@ -11,6 +11,9 @@ from asyncop.api.kinds import POD
 from asyncop.controllers.jinghzhu import JinghzhuReconciler, jinghzhu_controller
 from asyncop.controllers.kinds import JINGHZHU
 from asyncop.runtime.cache import Cache
+from asyncop.runtime.controller import Controller
+from asyncop.runtime.handlers import for_, owns
+from asyncop.runtime.manager import Manager
 from asyncop.testing import eventually
 
 NAME = "jinghzhu-example"
@@ -210,3 +213,20 @@ async def test_rejected_worker_pods_fail_the_jinghzhu_without_retries(
         assert queue is not None and queue.num_requeues(f"{NS}/{name}") == 0
         assert not queue.delayed
         assert await cluster.items(POD) == []
+
+
+async def test_large_changes_go_in_bursts(cluster: Cluster) -> None:
+    def small_bursts(mgr: Manager) -> Controller:
+        r = JinghzhuReconciler(client=mgr.client, cache=mgr.cache, clock=mgr.clock,
+                               recorder=mgr.recorder("jinghzhu"), burst=3)
+        return Controller("jinghzhu", r, watches=[for_(JINGHZHU), owns(POD)])
+
+    async with cluster.manager(small_bursts):
+        await cluster.client.create(JINGHZHU, _jh(8))
+        await _count(cluster, 8)
+        await cluster.wait(JINGHZHU, NAME, _status(current=8, state="Running"))
+        await cluster.client.patch(JINGHZHU, NAME, {"spec": {"desired": 1}}, namespace=NS)
+        await _count(cluster, 1)
+        await cluster.wait(JINGHZHU, NAME, _status(current=1, state="Running"))
+        await cluster.idle("jinghzhu")
+        assert len(await cluster.items(POD)) == 1
