@@ -505,3 +505,67 @@ def test_apply_result_shares_nothing_with_its_inputs() -> None:
     obj["metadata"]["managedFields"][0]["fieldsV1"]["f:spec"].clear()
     obj["spec"]["template"]["spec"]["containers"][0]["env"].clear()
     assert live == snapshot
+
+
+CRD_YAML = """apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: gadgets.example.com}
+spec:
+  group: example.com
+  scope: Namespaced
+  names: {kind: Gadget, plural: gadgets, singular: gadget, listKind: GadgetList}
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec:
+            type: object
+            properties:
+              color: {type: string}
+              size: {type: integer}
+"""
+GADGET_YAML = """apiVersion: example.com/v1
+kind: Gadget
+metadata: {name: g1, namespace: default}
+spec: {%s}
+"""
+
+
+@pytest.mark.skipif(shutil.which("kubectl") is None, reason="kubectl is not on PATH")
+async def test_kubectl_server_side_apply_of_a_crd_and_its_resources(tmp_path: Path) -> None:
+    async with ApiServer(simulators=False, version=("1", "33")) as srv:
+        kubeconfig = srv.write_kubeconfig(tmp_path / "kubeconfig")
+
+        async def kubectl(*args: str, stdin: str) -> tuple[int, str]:
+            proc = await asyncio.create_subprocess_exec(
+                "kubectl", f"--kubeconfig={kubeconfig}", f"--cache-dir={tmp_path / 'cache'}",
+                "--request-timeout=20s", *args, "-f", "-",
+                stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.PIPE)
+            out, err = await asyncio.wait_for(proc.communicate(stdin.encode()), 60)
+            return proc.returncode or 0, (out + err).decode()
+
+        assert (await kubectl("apply", "--server-side", stdin=CRD_YAML))[0] == 0
+        code, out = await kubectl("apply", "--server-side",
+                                  stdin=GADGET_YAML % "color: red, size: 3")
+        assert (code, "serverside-applied" in out) == (0, True)
+        # the same manager drops color: it is removed
+        assert (await kubectl("apply", "--server-side", stdin=GADGET_YAML % "size: 4"))[0] == 0
+        # another manager changing size conflicts, unless it forces
+        code, out = await kubectl("apply", "--server-side", "--field-manager=other",
+                                  stdin=GADGET_YAML % "size: 5")
+        assert code == 1
+        assert 'conflict with "kubectl" using example.com/v1: .spec.size' in out
+        code, _ = await kubectl("apply", "--server-side", "--field-manager=other",
+                                "--force-conflicts", stdin=GADGET_YAML % "size: 5")
+        assert code == 0
+        store = srv.store
+        gadget = store.get(store.resolve("example.com", "v1", "gadgets"), "default", "g1")
+    assert gadget is not None
+    assert gadget["spec"] == {"size": 5}
+    owners = {e["manager"]: e["fieldsV1"] for e in gadget["metadata"]["managedFields"]}
+    assert owners == {"other": {"f:spec": {"f:size": {}}}}
