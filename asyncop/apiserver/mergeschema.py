@@ -5,9 +5,13 @@ merge patch) and `listType=map|set` (server-side apply). This module is the smal
 subset of those tags that the embedded API server needs for the kinds real clients patch
 (Pods and the pod template of workloads, Services, metadata of every kind, conditions).
 
+Custom resources get the metadata rules plus, when the caller passes the CRD version's
+openAPIV3Schema, its `x-kubernetes-list-type: map|set` lists (server-side apply only: custom
+resources do not accept strategic merge patches). Ports are keyed by port and protocol for
+server-side apply (`Node.key_defaults`), by port alone for strategic merge, as in Kubernetes.
+
 Invariants: a `Node` is immutable; a list field without a `Node` (or with a plain one) is
-atomic: patches and applies replace it as a whole. Unknown kinds (custom resources) get only the
-metadata rules, as custom resources have no strategic merge information here.
+atomic: patches and applies replace it as a whole.
 """
 
 from __future__ import annotations
