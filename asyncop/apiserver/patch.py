@@ -8,6 +8,8 @@
   `$deleteFromPrimitiveList/<list>`, `$setElementOrder/<list>` (the merged list follows the
   given order, server-only items keep their place) and `$retainKeys`, as sent by
   `kubectl apply` (client-side) and `kubectl patch`.
+- `apply_merge`: the merge step of server-side apply (`apply.py`): a strategic merge whose
+  list items match on all their key fields.
 
 Invariants: pure functions; the input documents are never mutated (the result shares no
 structure with them); a malformed patch raises `PatchError` with a readable message (the
