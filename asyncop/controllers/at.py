@@ -214,7 +214,11 @@ class AtReconciler:
             self.recorder.event(at, "Normal", "PodCreated", f"Schedule is due: created pod {name}")
             log.info("pod created", at=_key(at), pod=name)
         except AlreadyExists:
-            existing = await self.client.get(POD, name, namespace=ns)
+            try:
+                existing = await self.client.get(POD, name, namespace=ns)
+            except NotFound:  # it existed a moment ago, so it may have run: never again
+                message = f"pod {name} disappeared before it was recorded; not re-created"
+                return await self._done(at, status, FAILED, message)
             if not is_controlled_by(existing, at):
                 message = f"pod {name} already exists and is not owned by this At; not run"
                 self.recorder.event(at, "Warning", "ErrResourceExists", message)

@@ -254,3 +254,19 @@ async def test_leader_change_hands_over_without_a_second_run(cluster: Cluster) -
     finally:
         await second.stop()
         await first.stop()
+
+
+async def test_a_foreign_pod_with_the_name_is_not_taken_over(cluster: Cluster) -> None:
+    foreign: RawObject = {"apiVersion": "v1", "kind": "Pod",
+                          "metadata": {"name": "mine-pod", "namespace": NS},
+                          "spec": {"containers": [{"name": "c", "image": "nginx"}]}}
+    created = await cluster.client.create(POD, foreign)
+    async with cluster.manager(at_controller):
+        await cluster.client.create(AT, _at("mine", "2019-04-12T10:12:00Z"))
+        done = await cluster.wait(AT, "mine", _phase("DONE"))
+        assert done["status"]["result"] == "Failed"
+        assert "not owned" in done["status"]["message"]
+        assert await eventually(lambda: cluster.events("mine", "ErrResourceExists"), timeout=10)
+        pod = await cluster.get(POD, "mine-pod")
+        assert pod is not None and pod["metadata"]["uid"] == created["metadata"]["uid"]
+        assert not pod["metadata"].get("ownerReferences")
