@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
-from asyncop.api import ApiError, BadRequest, status_body
+from asyncop.api import ApiError, status_body
 from asyncop.apiserver import builtins, crdstate, errors, eventsv1, extensions, validation
 from asyncop.apiserver.objectmeta import (
     generate_name,
@@ -419,4 +419,4 @@ def _pod_grace(rt: ResourceType, obj: dict[str, Any], requested: int | None) -> 
     return max(0, int(requested))
 
 
-__all__ = ["BadRequest", "DeleteResult", "WriteContext", "Writer"]
+__all__ = ["DeleteResult", "WriteContext", "Writer"]
