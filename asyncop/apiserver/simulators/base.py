@@ -139,6 +139,8 @@ class Simulator(Generic[K]):
     """Base of a simulator: a dirty-key set drained by one worker task (`run`)."""
 
     name = "simulator"
+    #: (group, plural) of the resources `observe` cares about; None: every resource.
+    watched: frozenset[tuple[str, str]] | None = None
 
     def __init__(self, store: SimStore, clock: Clock, *, retry_delay: float,
                  resync_period: float) -> None:
@@ -233,13 +235,20 @@ class Simulator(Generic[K]):
 
 async def pump(store: SimStore, clock: Clock, sims: Sequence[Simulator[Any]], *,
                retry_delay: float) -> None:
-    """Feed every store event to every simulator; resync all after a lost subscription."""
+    """Feed every store event to the simulators watching its resource; resync all after a
+    lost subscription."""
+    routes: dict[tuple[str, str], list[Simulator[Any]]] = {}
     while True:
         seen = 0
         try:
             async for event, rt, obj in store.subscribe():
                 seen += 1
-                for sim in sims:
+                gr = rt.gr
+                targets = routes.get(gr)
+                if targets is None:
+                    targets = routes[gr] = [s for s in sims
+                                            if s.watched is None or gr in s.watched]
+                for sim in targets:
                     try:
                         sim.observe(event, rt, obj)
                     except Exception:

@@ -40,6 +40,7 @@ GENERATION_LABEL = "pod-template-generation"
 
 class DaemonSetSimulator(Simulator[tuple[str, str]]):
     name = "daemonsets"
+    watched = frozenset({("apps", "daemonsets"), ("", "pods")})
 
     def __init__(self, store: SimStore, clock: Clock, config: SimulatorConfig) -> None:
         super().__init__(store, clock, retry_delay=config.retry_delay,

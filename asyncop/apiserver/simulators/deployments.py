@@ -84,6 +84,7 @@ def _condition(old: list[dict[str, Any]], ctype: str, status: str, reason: str, 
 
 class DeploymentSimulator(Simulator[tuple[str, str]]):
     name = "deployments"
+    watched = frozenset({("apps", "deployments"), ("apps", "replicasets")})
 
     def __init__(self, store: SimStore, clock: Clock, config: SimulatorConfig) -> None:
         super().__init__(store, clock, retry_delay=config.retry_delay,

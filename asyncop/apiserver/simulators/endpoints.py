@@ -96,6 +96,7 @@ def build_subsets(svc: Obj, pods: list[Obj]) -> list[dict[str, Any]]:
 
 class EndpointsSimulator(Simulator[SvcKey]):
     name = "endpoints"
+    watched = frozenset({("", "services"), ("", "pods")})
 
     def __init__(self, store: SimStore, clock: Clock, config: SimulatorConfig) -> None:
         super().__init__(store, clock, retry_delay=config.retry_delay,

@@ -60,6 +60,7 @@ def _ready(pod: Obj) -> bool:
 
 class JobSimulator(Simulator[tuple[str, str]]):
     name = "jobs"
+    watched = frozenset({("batch", "jobs"), ("", "pods")})
 
     def __init__(self, store: SimStore, clock: Clock, config: SimulatorConfig) -> None:
         super().__init__(store, clock, retry_delay=config.retry_delay,

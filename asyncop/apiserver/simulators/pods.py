@@ -226,6 +226,7 @@ def _container(uid: str, container: dict[str, Any], state: dict[str, Any], *, re
 
 class PodSimulator(Simulator[tuple[str, str]]):
     name = "pods"
+    watched = frozenset({("", "pods")})
 
     def __init__(self, store: SimStore, clock: Clock, config: SimulatorConfig) -> None:
         super().__init__(store, clock, retry_delay=config.retry_delay,

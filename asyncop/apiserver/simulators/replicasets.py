@@ -86,6 +86,7 @@ def _rs_uid(pod: Obj) -> str | None:
 
 class ReplicaSetSimulator(Simulator[PodKey]):
     name = "replicasets"
+    watched = frozenset({("apps", "replicasets"), ("", "pods")})
 
     def __init__(self, store: SimStore, clock: Clock, config: SimulatorConfig) -> None:
         super().__init__(store, clock, retry_delay=config.retry_delay,

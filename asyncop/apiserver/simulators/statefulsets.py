@@ -53,6 +53,7 @@ def _ordinal(sts_name: str, pod: Obj) -> int | None:
 
 class StatefulSetSimulator(Simulator[tuple[str, str]]):
     name = "statefulsets"
+    watched = frozenset({("apps", "statefulsets"), ("", "pods")})
 
     def __init__(self, store: SimStore, clock: Clock, config: SimulatorConfig) -> None:
         super().__init__(store, clock, retry_delay=config.retry_delay,

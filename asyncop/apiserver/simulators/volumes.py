@@ -34,6 +34,7 @@ def volume_name(claim: Obj) -> str:
 
 class VolumeBinder(Simulator[tuple[str, str]]):
     name = "volumes"
+    watched = frozenset({("", "persistentvolumeclaims")})
 
     def __init__(self, store: SimStore, clock: Clock, config: SimulatorConfig) -> None:
         super().__init__(store, clock, retry_delay=config.retry_delay,

@@ -129,3 +129,22 @@ async def test_delete_releases_values(sim: Sim) -> None:
     out = await create(sim, svc("next", "NodePort", ports=[{"port": 80, "nodePort": 31000}],
                                 cluster_ip="10.96.1.1"))
     assert out["spec"]["ports"][0]["nodePort"] == 31000
+
+
+async def test_a_create_refused_after_admission_does_not_hold_its_values(sim: Sim) -> None:
+    bad = svc("Bad_Name", "NodePort", ports=[{"port": 80, "nodePort": 30500}],
+              cluster_ip="10.96.5.5")
+    with pytest.raises(Invalid):
+        await create(sim, bad)  # admitted, then refused by name validation
+    out = await create(sim, svc("good", "NodePort", ports=[{"port": 80, "nodePort": 30500}],
+                                cluster_ip="10.96.5.5"))
+    assert out["spec"]["ports"][0]["nodePort"] == 30500
+
+
+async def test_generate_name_services_keep_their_values(sim: Sim) -> None:
+    body = svc("", "NodePort", ports=[{"port": 80, "nodePort": 30600}])
+    body["metadata"] = {"generateName": "gen-", "namespace": NS}
+    made = await create(sim, body)
+    assert made["metadata"]["name"].startswith("gen-")
+    with pytest.raises(Invalid):
+        await create(sim, svc("clash", "NodePort", ports=[{"port": 80, "nodePort": 30600}]))
