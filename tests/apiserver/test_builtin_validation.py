@@ -161,3 +161,18 @@ async def test_kubelet_simulator_confirms_graceful_deletion(apiserver: ApiServer
     code, body = await _call(http, "DELETE", url + "/p")
     assert code == 200 and body["metadata"]["deletionGracePeriodSeconds"] == 30
     await eventually(lambda: apiserver.store.get(rt, "default", "p") is None)
+
+
+async def test_namespace_mismatch_and_event_namespace(apiserver_no_sim: ApiServer,
+                                                      http: aiohttp.ClientSession) -> None:
+    url = apiserver_no_sim.url
+    code, body = await _call(http, "POST", url + NS + "/configmaps",
+                             json={"metadata": {"name": "c", "namespace": "kube-system"}})
+    assert code == 400 and "does not match the namespace" in body["message"]
+    event = {"metadata": {"name": "e"}, "reason": "R", "message": "m",
+             "involvedObject": {"kind": "Pod", "name": "p", "namespace": "kube-system"}}
+    code, body = await _call(http, "POST", url + NS + "/events", json=event)
+    assert code == 422 and body["details"]["causes"][0]["field"] == "involvedObject.namespace"
+    event["involvedObject"]["namespace"] = "default"
+    code, _ = await _call(http, "POST", url + NS + "/events", json=event)
+    assert code == 201

@@ -234,3 +234,35 @@ async def test_status_writes_are_validated_against_the_schema(srv: Srv) -> None:
     async with http.put(server.url + WIDGETS + "/w1/status", json=w) as r:
         assert r.status == 200
         assert (await _json(r))["status"] == {"ready": True}
+
+
+async def test_removing_last_finalizer_emits_a_single_deleted(srv: Srv) -> None:
+    server, http = srv
+    body = widget("w1")
+    body["metadata"]["finalizers"] = ["example.com/cleanup"]
+    async with http.post(server.url + WIDGETS, json=body) as r:
+        rv = (await _json(r))["metadata"]["resourceVersion"]
+    async with http.delete(server.url + WIDGETS + "/w1"):
+        pass
+    async with http.patch(server.url + WIDGETS + "/w1", headers=MERGE,
+                          data=b'{"metadata":{"finalizers":[]}}') as r:
+        assert r.status == 200
+    async with http.get(server.url + WIDGETS + f"?watch=1&resourceVersion={rv}"
+                                               "&timeoutSeconds=1") as r:
+        events = [orjson.loads(line) async for line in r.content]
+    assert [e["type"] for e in events] == ["MODIFIED", "DELETED"]
+    assert events[0]["object"]["metadata"]["deletionTimestamp"]
+
+
+async def test_default_added_later_applies_on_read(srv: Srv) -> None:
+    server, http = srv
+    async with http.post(server.url + WIDGETS, json=widget("w1")):
+        pass
+    async with http.get(server.url + CRDS + "/widgets.example.com") as r:
+        crd = await _json(r)
+    props = crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]
+    props["spec"]["properties"]["color"]["default"] = "red"
+    async with http.put(server.url + CRDS + "/widgets.example.com", json=crd) as r:
+        assert r.status == 200, await r.text()
+    async with http.get(server.url + WIDGETS + "/w1") as r:
+        assert (await _json(r))["spec"] == {"size": 1, "color": "red"}
