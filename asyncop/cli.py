@@ -31,6 +31,7 @@ from asyncop.clock import Clock
 from asyncop.controllers.crds import crds_yaml, load_crds
 from asyncop.controllers.kinds import CUSTOM_KINDS
 from asyncop.controllers.registry import CONTROLLERS
+from asyncop.runtime.controller import Controller
 from asyncop.runtime.leader import LeaderElectionConfig
 from asyncop.runtime.logs import configure_logging, parse_level
 from asyncop.runtime.manager import LeaderElectionLost, Manager
@@ -40,7 +41,7 @@ log = structlog.get_logger("asyncop.cli")
 
 FIELD_MANAGER = "asyncop"
 LEASE_NAME = "asyncop"
-HINT_KINDS = "ats,foos,networks,crdkinds,jinghzhus,pods,deployments,services"
+HINT_KINDS = "ats,foos,networks,crdplural,jinghzhus,pods,deployments,services"
 SUMMARY_INTERVAL = 5.0
 
 
@@ -196,9 +197,6 @@ async def _run_manager(
     *, install: bool,
 ) -> int:
     namespaces = [n.strip() for v in args.namespace for n in v.split(",") if n.strip()]
-    await preflight(config, names, namespaces, install_crds=install)
-    if docs:
-        await apply_manifests(config, docs)
     default_bind = "127.0.0.1:0" if args.embedded else "0"
     le = None
     if args.leader_elect:
@@ -214,9 +212,18 @@ async def _run_manager(
         exit_on_lost_lease=True,
         install_signal_handlers=True,
     )
+    controllers: list[Controller] = []
     for name in names:
         factory = CONTROLLERS[name]
-        mgr.add(factory(mgr) if args.workers is None else factory(mgr, workers=args.workers))
+        controllers.append(
+            factory(mgr) if args.workers is None else factory(mgr, workers=args.workers)
+        )
+    watched = list(dict.fromkeys(w.kind for c in controllers for w in c.watches))
+    await preflight(config, watched, namespaces, install_crds=install)
+    if docs:
+        await apply_manifests(config, docs)
+    for controller in controllers:
+        mgr.add(controller)
     try:
         await mgr.start()
     except OSError as exc:
@@ -228,7 +235,7 @@ async def _run_manager(
         if mgr.health_port and mgr.health_port != mgr.metrics_port:
             print(f"health: http://127.0.0.1:{mgr.health_port}/healthz", flush=True)
         if args.embedded:
-            summary = asyncio.create_task(_summary(mgr, names), name="summary")
+            summary = asyncio.create_task(_summary(mgr, controllers), name="summary")
         await mgr.wait()
     except LeaderElectionLost as exc:
         print(f"asyncop: {exc}; exiting so that a new leader takes over", file=sys.stderr)
@@ -245,11 +252,11 @@ async def _run_manager(
 
 
 async def preflight(
-    config: ClientConfig, names: list[str], namespaces: list[str], *, install_crds: bool
+    config: ClientConfig, kinds: list[Kind], namespaces: list[str], *, install_crds: bool
 ) -> None:
-    """Fail fast with one clear line: server reachable, CRDs present, RBAC allows listing."""
+    """Fail fast with one clear line: server reachable, CRDs present, RBAC allows listing
+    every watched kind."""
     async with Client(config, max_retries=0, timeout=10.0) as client:
-        kinds = [_primary_kind(n) for n in names]
         ns = namespaces[0] if namespaces else None
         if install_crds:
             await install_bundled_crds(client, [k for k in kinds if k in CUSTOM_KINDS])
@@ -284,11 +291,6 @@ def _reason(exc: BaseException) -> str:
             return str(os_error.strerror)
         seen = seen.__cause__
     return type(exc).__name__
-
-
-def _primary_kind(name: str) -> Kind:
-    custom = {"at": 0, "foo": 1, "network": 2, "crdkind": 3, "jinghzhu": 4}
-    return CUSTOM_KINDS[custom[name]] if name in custom else builtin_kinds.POD
 
 
 async def install_bundled_crds(client: Client, wanted: list[Kind]) -> None:
@@ -372,13 +374,13 @@ async def apply_manifests(config: ClientConfig, docs: list[RawObject]) -> None:
             print(f"applied {kind.resource} {meta.get('name')}", flush=True)
 
 
-async def _summary(mgr: Manager, names: list[str]) -> None:
+async def _summary(mgr: Manager, controllers: list[Controller]) -> None:
     """Every few seconds, one line per controller (printed when something changed)."""
     last = ""
     while True:
         await mgr.clock.sleep(SUMMARY_INTERVAL)
-        parts = [f"{name}: {describe(mgr.cache.list(_primary_kind(name)))}" for name in names
-                 if _primary_kind(name) in mgr.cache.informers()]
+        parts = [f"{c.name}: {describe(mgr.cache.list(c.primary))}" for c in controllers
+                 if c.primary is not None and c.primary in mgr.cache.informers()]
         line = "summary | " + " | ".join(parts)
         if parts and line != last:
             print(line, flush=True)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import shutil
 import signal
 import sys
 from collections.abc import AsyncIterator
@@ -68,7 +69,7 @@ async def start_run() -> AsyncIterator[object]:
         run.reader.cancel()
 
 
-async def test_make_run_brings_example_at_to_done(start_run: object) -> None:
+async def test_make_run_brings_example_at_to_done(start_run: object, tmp_path: Path) -> None:
     run: Run = await start_run("--apply", "samples/")  # type: ignore[operator]
     kubeconfig = await eventually(lambda: run.find("kubeconfig: "), timeout=30)
     assert any(ln.startswith("try: kubectl --kubeconfig ") for ln in run.lines)
@@ -85,8 +86,22 @@ async def test_make_run_brings_example_at_to_done(start_run: object) -> None:
         assert await eventually(lambda: _is(phase, "DONE"), timeout=30)
         later = await client.get(AT, "example-at-later", namespace="default")
         assert later["status"]["phase"] == "PENDING"
+    hint = next(ln for ln in run.lines if ln.startswith("try: kubectl "))
+    if shutil.which("kubectl"):  # the printed hint works as printed
+        out = await _kubectl(hint.removeprefix("try: kubectl ").split(), tmp_path)
+        assert "example-at " in out and "DONE" in out and "example-foo" in out
     assert await run.stop(signal.SIGINT) == 0  # Ctrl-C (SIGTERM: tests/test_cli.py)
     assert not _exists(kubeconfig)  # the temporary kubeconfig is cleaned up
+
+
+async def _kubectl(args: list[str], tmp_path: Path) -> str:
+    proc = await asyncio.create_subprocess_exec(
+        "kubectl", "--cache-dir", str(tmp_path / "kcache"), "--request-timeout", "20s", *args,
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+    )
+    out, err = await asyncio.wait_for(proc.communicate(), 60)
+    assert proc.returncode == 0, err.decode()
+    return out.decode()
 
 
 def _exists(path: str) -> bool:
