@@ -99,8 +99,10 @@ class ApiServer:
             context = self._certificate.server_context()
         app = web.Application(client_max_size=16 * 1024 * 1024)
         app.router.add_route("*", "/{tail:.*}", router.handle)
+        # handler_cancellation: a watch whose client went away ends at once (handlers never
+        # await between validation and commit, so a cancelled write is all-or-nothing)
         runner = web.AppRunner(app, access_log=None, handle_signals=False,
-                               shutdown_timeout=0.5)
+                               shutdown_timeout=0.5, handler_cancellation=True)
         await runner.setup()
         site = web.TCPSite(runner, self.host, port, reuse_address=True, ssl_context=context)
         try:

@@ -309,3 +309,13 @@ async def test_kubernetes_asyncio_watch_survives_cut(api: kclient.ApiClient,
     assert srv.store.hub.watcher_count == 1  # it reconnected from its last resourceVersion
     task.cancel()
     await asyncio.gather(task, return_exceptions=True)
+
+
+async def test_watch_ends_when_the_client_goes_away(apiserver_no_sim: ApiServer) -> None:
+    srv = apiserver_no_sim
+    for _ in range(3):
+        async with aiohttp.ClientSession() as session:
+            resp = await session.get(srv.url + CM + "?watch=1")
+            assert resp.status == 200
+        # the session is closed with the stream open and idle
+    await eventually(lambda: srv.store.hub.watcher_count == 0)
