@@ -81,3 +81,37 @@ def test_bad_level_and_format_are_rejected_with_a_readable_message() -> None:
         parse_level("loud")
     with pytest.raises(ValueError, match="unknown log format"):
         configure_logging(format="xml", stream=io.StringIO())  # type: ignore[arg-type]
+
+
+async def test_reconcile_log_lines_carry_the_reconcile_context() -> None:
+    """End to end: a line logged inside a real reconcile has the four context keys."""
+    from asyncop.api import Request
+    from asyncop.api.kinds import CONFIGMAP, NAMESPACE
+    from asyncop.apiserver import ApiServer
+    from asyncop.client import Client, ClientConfig
+    from asyncop.runtime import Controller, Manager, Result, for_, reconciler
+    from asyncop.testing import FakeClock, eventually
+
+    out = io.StringIO()
+    configure_logging(format="json", level="info", stream=out)
+    log = structlog.get_logger("user-code")
+
+    async def reconcile(req: Request) -> Result:
+        log.info("user reconcile", extra_key=1)
+        return Result()
+
+    async with ApiServer(simulators=False) as srv, Client(ClientConfig(host=srv.url)) as c:
+        mgr = Manager(client=c, clock=FakeClock())
+        mgr.add(Controller("logctl", reconciler(reconcile), watches=[for_(CONFIGMAP)]))
+        async with mgr:
+            await c.create(NAMESPACE, {"metadata": {"name": "ns-a"}})
+            await c.create(CONFIGMAP, {"metadata": {"name": "cm1", "namespace": "ns-a"}})
+
+            def mine() -> list[dict[str, object]]:
+                lines = [orjson.loads(x) for x in out.getvalue().splitlines() if x]
+                return [x for x in lines if x.get("event") == "user reconcile"]
+
+            [line] = await eventually(mine)
+    assert line["controller"] == "logctl"
+    assert line["namespace"] == "ns-a" and line["name"] == "cm1"
+    assert line["reconcile_id"] and line["extra_key"] == 1
