@@ -1,0 +1,100 @@
+"""The shared machinery: event routing, resync after a lost subscription, retries on errors."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+
+from simkit import quiesce
+
+from asyncop.api import Conflict, status_body
+from asyncop.apiserver.resources import ResourceType
+from asyncop.apiserver.simulators.base import Obj, Simulator, pump
+from asyncop.testing import FakeClock
+
+PODS = ResourceType(group="", version="v1", plural="pods", kind="Pod")
+CMS = ResourceType(group="", version="v1", plural="configmaps", kind="ConfigMap")
+
+
+class ScriptedStore:
+    """Only what `pump` uses: each subscribe() plays the next script, then ends."""
+
+    def __init__(self, *scripts: list[tuple[str, ResourceType, Obj]]) -> None:
+        self.scripts = list(scripts)
+
+    async def subscribe(self) -> AsyncIterator[tuple[str, ResourceType, Obj]]:
+        if not self.scripts:
+            await asyncio.Event().wait()  # the last subscription stays open
+        for event in self.scripts.pop(0):
+            yield event
+
+
+class Recorder(Simulator[str]):
+    watched = frozenset({("", "pods")})
+
+    def __init__(self, clock: FakeClock, *, fail: dict[str, Exception] | None = None) -> None:
+        super().__init__(None, clock, retry_delay=1.0, resync_period=3600)  # type: ignore[arg-type]
+        self.seen: list[str] = []
+        self.synced: list[str] = []
+        self.resyncs = 0
+        self.fail = fail or {}
+
+    def observe(self, event: str, rt: ResourceType, obj: Obj) -> None:
+        self.seen.append(f"{event} {rt.plural}/{obj['metadata']['name']}")
+        self.add(obj["metadata"]["name"])
+
+    async def resync(self) -> None:
+        self.resyncs += 1
+
+    async def sync(self, key: str) -> None:
+        self.synced.append(key)
+        error = self.fail.pop(key, None)
+        if error is not None:
+            raise error
+
+
+def ev(event: str, rt: ResourceType, name: str) -> tuple[str, ResourceType, Obj]:
+    return (event, rt, {"metadata": {"name": name}})
+
+
+async def test_pump_routes_by_resource_and_resyncs_after_a_lost_subscription() -> None:
+    clock = FakeClock()
+    sim = Recorder(clock)
+    store = ScriptedStore([ev("ADDED", PODS, "a"), ev("ADDED", CMS, "c")],
+                          [ev("MODIFIED", PODS, "a")])
+    tasks = [asyncio.create_task(sim.run())]
+    try:
+        await quiesce()
+        assert sim.resyncs == 1  # at start
+        tasks.append(asyncio.create_task(
+            pump(store, clock, [sim], retry_delay=1.0)))  # type: ignore[arg-type]
+        await quiesce()
+        assert sim.seen == ["ADDED pods/a", "MODIFIED pods/a"]  # configmaps not routed
+        assert sim.resyncs >= 2  # the lost subscriptions asked for a (coalesced) resync
+        assert "a" in sim.synced
+    finally:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+
+
+async def test_conflicts_retry_at_once_other_errors_after_the_retry_delay() -> None:
+    clock = FakeClock()
+    conflict = Conflict(status_body(409, "stale", reason="Conflict"))
+    sim = Recorder(clock, fail={"x": conflict, "y": RuntimeError("boom")})
+    task = asyncio.create_task(sim.run())
+    try:
+        sim.add("x")
+        sim.add("y")
+        await quiesce()
+        assert sim.synced.count("x") == 2  # retried at once after the Conflict
+        assert sim.synced.count("y") == 1
+        await clock.advance(0.9)
+        await quiesce()
+        assert sim.synced.count("y") == 1
+        await clock.advance(0.2)
+        await quiesce()
+        assert sim.synced.count("y") == 2  # retried after retry_delay on the clock
+    finally:
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
