@@ -135,6 +135,16 @@ class Manager:
         return self._leading
 
     @property
+    def elector(self) -> LeaderElector | None:
+        """The LeaderElector once started with leader election (its `leader` is the holder)."""
+        return self._elector
+
+    @property
+    def running_controllers(self) -> list[str]:
+        """Names of the controllers running now (none on a standby)."""
+        return [name for name, task in self._controller_tasks.items() if not task.done()]
+
+    @property
     def metrics_port(self) -> int | None:
         return self._server.metrics_port
 

@@ -182,12 +182,13 @@ async def test_only_the_leader_runs_controllers_and_standby_takes_over(
         m.add(stamping_controller(m))
     await a.start()
     await eventually(lambda: a.is_leader)
+    assert a.running_controllers == ["stamper"]
     await b.start()
     await make_cm(client, "first")
     assert await eventually(lambda: stamp_of(client, "first")) == "mgr-a"
-    await advance_until(clock, lambda: b._elector is not None and b._elector.leader == "mgr-a",
+    await advance_until(clock, lambda: b.elector is not None and b.elector.leader == "mgr-a",
                         limit=3)
-    assert not b.is_leader
+    assert not b.is_leader and b.running_controllers == []
     assert CONFIGMAP in b.cache.informers()  # the standby keeps a warm cache
     await eventually(lambda: b.cache.get(CONFIGMAP, "first", "default") is not None)
     async with aiohttp.ClientSession() as http:  # the standby is ready (standing by)
@@ -243,7 +244,7 @@ async def test_losing_the_lease_stops_controllers_and_fails_wait(client: Client)
     await advance_until(clock, lambda: waiter.done(), limit=LE.retry_period + 1)
     with pytest.raises(LeaderElectionLost):
         await waiter
-    assert not mgr.is_leader and mgr._controller_tasks == {}
+    assert not mgr.is_leader and mgr.running_controllers == []
     await make_cm(client, "after")
     await clock.advance(5)
     assert await stamp_of(client, "after") is None
