@@ -122,6 +122,63 @@ spec:
   selector: {app: web}
   ports:
   - port: 80
+---
+apiVersion: apps/v1
+kind: StatefulSet
+metadata:
+  name: db
+  namespace: shop
+spec:
+  serviceName: db
+  replicas: 2
+  updateStrategy: {type: RollingUpdate}  # the server does not default it yet
+  selector:
+    matchLabels: {app: db}
+  template:
+    metadata:
+      labels: {app: db}
+    spec:
+      containers:
+      - name: db
+        image: postgres:16
+  volumeClaimTemplates:
+  - metadata:
+      name: data
+    spec:
+      accessModes: [ReadWriteOnce]
+      resources:
+        requests:
+          storage: 1Gi
+---
+apiVersion: apps/v1
+kind: DaemonSet
+metadata:
+  name: agent
+  namespace: shop
+spec:
+  updateStrategy: {type: RollingUpdate}  # the server does not default it yet
+  selector:
+    matchLabels: {app: agent}
+  template:
+    metadata:
+      labels: {app: agent}
+    spec:
+      containers:
+      - name: agent
+        image: fluent-bit:3
+---
+apiVersion: batch/v1
+kind: Job
+metadata:
+  name: seed
+  namespace: shop
+spec:
+  template:
+    spec:
+      restartPolicy: Never
+      containers:
+      - name: seed
+        image: seed:1
 """
 
 
@@ -148,6 +205,16 @@ async def test_kubectl_rollout_status_and_namespace_deletion(server: ApiServer,
                             "--timeout=30s")
     assert rc == 0, out
     assert 'deployment "web" successfully rolled out' in out
+    for workload in ("statefulset/db", "daemonset/agent"):
+        rc, out = await kubectl(config, cache, "rollout", "status", workload, "-n", "shop",
+                                "--timeout=30s")
+        assert rc == 0 and "roll" in out, out
+    rc, out = await kubectl(config, cache, "wait", "--for=condition=complete", "job/seed",
+                            "-n", "shop", "--timeout=30s")
+    assert rc == 0 and "condition met" in out, out
+    rc, out = await kubectl(config, cache, "get", "pvc", "data-db-1", "-n", "shop",
+                            "-o", "jsonpath={.status.phase}")
+    assert (rc, out) == (0, "Bound"), out
     rc, out = await kubectl(config, cache, "get", "svc", "web", "-n", "shop",
                             "-o", "jsonpath={.spec.clusterIP}")
     assert rc == 0 and out.startswith("10.9"), out
