@@ -325,14 +325,22 @@ class Manager:
                 self.request_stop()
 
     async def _stop_controllers(self, grace: float) -> None:
+        """Cancel the controllers: they drain within `grace` (plus 1 s); `grace=0` (a lost
+        lease) interrupts in-flight reconciles at once, as another leader may be writing."""
         tasks, self._controller_tasks = list(self._controller_tasks.values()), {}
-        for task in tasks:
-            task.cancel()
         if not tasks:
             return
+        for task in tasks:
+            task.cancel()
         gathered = asyncio.gather(*tasks, return_exceptions=True)
+        if grace <= 0:
+            await asyncio.sleep(0)  # let each controller enter its shutdown path
+            for task in tasks:
+                task.cancel()  # ... and cut its drain short
+            await gathered
+            return
         try:
-            await wait_for(self.clock, asyncio.shield(gathered), max(grace, 0.001) + 1.0)
+            await wait_for(self.clock, asyncio.shield(gathered), grace + 1.0)
         except TimeoutError:
             self._log.warning("controllers did not stop within the grace period")
             for task in tasks:

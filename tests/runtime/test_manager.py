@@ -364,3 +364,35 @@ async def test_failed_start_cleans_up(server: ApiServer) -> None:
             await mgr.start()
     assert mgr.client._closed
     assert leftover(before) == set()
+
+
+async def test_lost_lease_interrupts_in_flight_reconciles_at_once(client: Client) -> None:
+    clock = FakeClock()
+    mgr = named(Manager(client=client, clock=clock, leader_election=LE,
+                        exit_on_lost_lease=True), "mgr-g")
+    entered, cancelled = asyncio.Event(), asyncio.Event()
+
+    async def stuck(req: Request) -> Result:
+        entered.set()
+        try:
+            await asyncio.Event().wait()
+        except asyncio.CancelledError:
+            cancelled.set()
+            raise
+        return Result()
+
+    mgr.add(Controller("stuck", reconciler(stuck), watches=[for_(CONFIGMAP)]))
+    async with mgr:
+        await eventually(lambda: mgr.is_leader)
+        await make_cm(client, "slow")
+        await eventually(entered.is_set)
+        lease = await client.get(LEASE, "mgr-test", namespace="default")
+        lease["spec"]["holderIdentity"] = "usurper"
+        await client.update(LEASE, lease)
+        await advance_until(clock, lambda: not mgr.is_leader, limit=LE.retry_period + 1)
+        lost_at = clock.monotonic()
+        await eventually(cancelled.is_set)  # no virtual time passes: at once
+        assert clock.monotonic() == lost_at
+        assert mgr.running_controllers == []
+        with pytest.raises(LeaderElectionLost):
+            await mgr.wait()
