@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from asyncop.apiserver import reviews
 from asyncop.apiserver.resources import ResourceType, ScaleSpec
 
 _ALL = ("all",)
@@ -106,7 +107,7 @@ class Registry:
         self._by_gvr: dict[tuple[str, str, str], ResourceType] = {}
         self._by_gr: dict[tuple[str, str], list[ResourceType]] = {}
         self._crd_types: dict[str, list[ResourceType]] = {}
-        for rt in BUILTINS:
+        for rt in BUILTINS + reviews.TYPES:
             self._add(rt)
 
     def _add(self, rt: ResourceType) -> None:

@@ -8,11 +8,13 @@ including unknown paths and unexpected exceptions, is answered with a Status bod
 
 from __future__ import annotations
 
+from typing import Any
+
 import structlog
 from aiohttp import web
 
 from asyncop.api import ApiError
-from asyncop.apiserver import discovery, errors, extensions
+from asyncop.apiserver import discovery, errors, extensions, reviews
 from asyncop.apiserver.faults import Faults
 from asyncop.apiserver.http import (
     Target,
@@ -20,6 +22,7 @@ from asyncop.apiserver.http import (
     error_response,
     json_response,
     query_bool,
+    read_body,
 )
 from asyncop.apiserver.registry import CRD_GR
 from asyncop.apiserver.resources import ResourceType
@@ -195,6 +198,17 @@ class Router:
                 return text
         return None
 
+    async def _review(self, request: web.Request, t: Target) -> dict[str, Any]:
+        content_type = request.headers.get("Content-Type", "")
+        if "protobuf" in content_type:
+            await request.read()
+            body: Any = {}  # the answer does not depend on the (typed-client) request body
+        else:
+            body = await read_body(request)
+        if not isinstance(body, dict):
+            raise errors.bad_request("the request body is not a JSON object")
+        return reviews.answer(t.rt, body, t.namespace)
+
     async def _verb(self, request: web.Request, t: Target, verb: str) -> web.StreamResponse:
         if verb == "get":
             return self.objects.get(request, t)
@@ -203,6 +217,8 @@ class Router:
         if verb not in t.rt.verbs and not t.subresource:
             raise errors.method_not_allowed()
         if verb == "create":
+            if reviews.is_review(t.rt):
+                return json_response(await self._review(request, t), status=201)
             return await self.objects.create(request, t)
         if verb == "update":
             return await self.objects.update(request, t)

@@ -72,3 +72,12 @@ async def test_kubectl_deployment_rollout(tmp_path: Path) -> None:
         assert "successfully rolled out" in out
         out = await kubectl("delete", "namespace", "default", ok=False)
         assert "forbidden" in out
+
+
+async def test_kubectl_auth_reviews(tmp_path: Path) -> None:
+    async with ApiServer(simulators=False, version=("1", "33")) as srv:
+        kubectl = Kubectl(srv.write_kubeconfig(tmp_path / "kubeconfig"), tmp_path / "cache")
+        assert (await kubectl("auth", "can-i", "create", "pods")).strip() == "yes"
+        assert "system:anonymous" in await kubectl("auth", "whoami")
+        rt = srv.store.resolve("authorization.k8s.io", "v1", "selfsubjectaccessreviews")
+        assert srv.store.list(rt) == []  # answered, never stored
