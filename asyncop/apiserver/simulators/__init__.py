@@ -10,9 +10,11 @@ finalizer and watch-event paths as any HTTP client.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from typing import Any
 
-from asyncop.apiserver.simulators.base import SimStore, Simulator, pump
+from asyncop.api import NotFound
+from asyncop.apiserver.simulators.base import SimStore, Simulator, log, pump
 from asyncop.apiserver.simulators.config import SimulatorConfig
 from asyncop.apiserver.simulators.daemonsets import DaemonSetSimulator
 from asyncop.apiserver.simulators.deployments import DeploymentSimulator
@@ -30,32 +32,43 @@ from asyncop.clock import Clock
 __all__ = ["SimulatorConfig", "start_simulators"]
 
 
+Factory = Callable[[SimStore, Clock, SimulatorConfig], Simulator[Any]]
+
+#: (switch, simulator classes) in start order.
+_SIMULATORS: tuple[tuple[str, tuple[Factory, ...]], ...] = (
+    ("gc", (GarbageCollector,)),
+    ("namespaces", (NamespaceSimulator,)),
+    ("deployments", (DeploymentSimulator, ReplicaSetSimulator)),
+    ("jobs", (JobSimulator,)),
+    ("statefulsets", (StatefulSetSimulator,)),
+    ("daemonsets", (DaemonSetSimulator,)),
+    ("volumes", (VolumeBinder,)),
+    ("endpoints", (EndpointsSimulator,)),
+    ("pods", (PodSimulator,)),
+)
+
+
 def start_simulators(store: SimStore, clock: Clock,
                      config: SimulatorConfig | None = None) -> list[asyncio.Task[None]]:
-    """Start the enabled simulators; returns their tasks (the pump first)."""
+    """Start the enabled simulators; returns their tasks (the pump first).
+
+    A simulator whose resources the server does not serve is skipped with a warning.
+    """
     config = config or SimulatorConfig()
-    if config.services:
-        ServiceAllocator(store, config).install()
     sims: list[Simulator[Any]] = []
-    if config.gc:
-        sims.append(GarbageCollector(store, clock, config))
-    if config.namespaces:
-        sims.append(NamespaceSimulator(store, clock, config))
-    if config.deployments:
-        sims.append(DeploymentSimulator(store, clock, config))
-        sims.append(ReplicaSetSimulator(store, clock, config))
-    if config.jobs:
-        sims.append(JobSimulator(store, clock, config))
-    if config.statefulsets:
-        sims.append(StatefulSetSimulator(store, clock, config))
-    if config.daemonsets:
-        sims.append(DaemonSetSimulator(store, clock, config))
-    if config.volumes:
-        sims.append(VolumeBinder(store, clock, config))
-    if config.endpoints:
-        sims.append(EndpointsSimulator(store, clock, config))
-    if config.pods:
-        sims.append(PodSimulator(store, clock, config))
+    try:
+        if config.services:
+            ServiceAllocator(store, config).install()
+    except NotFound:
+        log.warning("simulator skipped: resource not served", simulator="services")
+    for switch, classes in _SIMULATORS:
+        if not getattr(config, switch):
+            continue
+        for factory in classes:
+            try:
+                sims.append(factory(store, clock, config))
+            except NotFound:
+                log.warning("simulator skipped: resource not served", simulator=str(factory))
     if not sims:
         return []
     tasks = [asyncio.create_task(pump(store, clock, sims, retry_delay=config.retry_delay),

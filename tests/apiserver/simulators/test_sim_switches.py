@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Any
 
 from simkit import Sim, quiesce, started, stop
 
+from asyncop.api import NotFound, status_body
 from asyncop.apiserver.simulators import SimulatorConfig, start_simulators
 from asyncop.apiserver.storage import Store
 from asyncop.clock import RealClock
@@ -108,3 +110,23 @@ async def test_all_off_starts_no_tasks() -> None:
                           statefulsets=False, daemonsets=False, volumes=False,
                           endpoints=False, services=False)
     assert start_simulators(store, RealClock(), off) == []
+
+
+async def test_a_simulator_whose_resource_is_not_served_is_skipped() -> None:
+    store = Store(clock=RealClock())
+    real_resolve = store.resolve
+
+    def resolve(group: str, version: str, plural: str) -> Any:
+        if plural == "endpoints":
+            raise NotFound(status_body(404, "not served"))
+        return real_resolve(group, version, plural)
+
+    store.resolve = resolve  # type: ignore[method-assign]
+    tasks = start_simulators(store, RealClock(), SimulatorConfig())
+    try:
+        names = {t.get_name() for t in tasks}
+        assert "simulator-endpoints" not in names and "simulator-pods" in names
+    finally:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
