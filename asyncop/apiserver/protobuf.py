@@ -10,13 +10,12 @@ length-delimited, 32-bit) walks the object with a field-number table per message
 would have in `application/json`: bytes fields are base64 strings, Time is RFC 3339 seconds,
 MicroTime has 6 fractional digits, and zero values Go omits from JSON (`omitempty`) are dropped.
 
-Supported: Namespace, Secret, ConfigMap, ServiceAccount, core/v1 Event, coordination/v1 Lease and
-DeleteOptions (the body of a protobuf DELETE), each with the full ObjectMeta, where unknown
-field numbers are skipped as protobuf requires; and Deployment, Service, Job, CronJob, Role,
-ClusterRole, RoleBinding and ClusterRoleBinding with the fields `kubectl create ...` sends,
-where any other field is an error rather than silently lost data (tables in
-`protobuf_schemas`). Any other kind raises `ProtobufError` (the
-server answers 415).
+Supported: Namespace, Secret, ConfigMap, ServiceAccount, Event (core/v1 and events.k8s.io/v1),
+coordination/v1 Lease and DeleteOptions (the body of a protobuf DELETE), each with the full
+ObjectMeta, where unknown field numbers are skipped as protobuf requires; and Deployment,
+Service, Job, CronJob, Role, ClusterRole, RoleBinding and ClusterRoleBinding with the fields
+`kubectl create ...` sends, where any other field is an error rather than silently lost data
+(tables in `protobuf_schemas`). Any other kind raises `ProtobufError` (the server answers 415).
 
 No encoder: every client we serve (Helm, kubectl, client-go) accepts JSON responses to an
 `Accept: application/vnd.kubernetes.protobuf,application/json` request (helm-wire.md §2), so
@@ -47,7 +46,8 @@ class ProtobufError(ValueError):
         self.message = message
 
 
-def supported_kinds() -> frozenset[str]:
+def supported_kinds() -> frozenset[tuple[str, str]]:
+    """The (apiVersion, kind) pairs `decode` understands."""
     return frozenset(KINDS)
 
 
@@ -224,8 +224,8 @@ def decode(body: bytes) -> dict[str, Any]:
         raise ProtobufError(f"protobuf content encoding {encoding!r} is not supported")
     kind = str(type_meta.get("kind", ""))
     api_version = str(type_meta.get("apiVersion", ""))
-    known = KINDS.get(kind)
-    if known is None or api_version not in known.api_versions:
+    known = KINDS.get((api_version, kind))
+    if known is None:
         name = kind or "objects without a kind"
         raise ProtobufError(f"protobuf bodies are not supported for {name}; send JSON")
     obj: dict[str, Any] = {"apiVersion": api_version, "kind": kind} if api_version else {

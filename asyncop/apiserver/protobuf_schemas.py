@@ -73,6 +73,16 @@ EVENT: Schema = {
     12: ("action", "str"), 13: ("related", ("msg", _OBJECT_REF)),
     14: ("reportingComponent", "str"), 15: ("reportingInstance", "str"),
 }
+EVENT_V1: Schema = {  # events.k8s.io/v1
+    1: _META, 2: ("eventTime", "microtime"),
+    3: ("series", ("msg", {1: ("count", "int0"), 2: ("lastObservedTime", "microtime")})),
+    4: ("reportingController", "str"), 5: ("reportingInstance", "str"), 6: ("action", "str"),
+    7: ("reason", "str"), 8: ("regarding", ("msg", _OBJECT_REF)),
+    9: ("related", ("msg", _OBJECT_REF)), 10: ("note", "str"), 11: ("type", "str"),
+    12: ("deprecatedSource", ("msg", {1: ("component", "str"), 2: ("host", "str")})),
+    13: ("deprecatedFirstTimestamp", "time"), 14: ("deprecatedLastTimestamp", "time"),
+    15: ("deprecatedCount", "int0"),
+}
 LEASE: Schema = {
     1: _META,
     2: ("spec", ("msg", {
@@ -216,25 +226,28 @@ _RBAC: Final = "rbac.authorization.k8s.io/v1"
 
 
 class KindTable(NamedTuple):
-    api_versions: frozenset[str]
     schema: Schema
     strict: bool = False
 
 
-KINDS: Final[Mapping[str, KindTable]] = {
-    "Namespace": KindTable(frozenset({"v1"}), NAMESPACE),
-    "Secret": KindTable(frozenset({"v1"}), SECRET),
-    "ConfigMap": KindTable(frozenset({"v1"}), CONFIG_MAP),
-    "ServiceAccount": KindTable(frozenset({"v1"}), SERVICE_ACCOUNT),
-    "Event": KindTable(frozenset({"v1"}), EVENT),
-    "Lease": KindTable(frozenset({"coordination.k8s.io/v1"}), LEASE),
-    "DeleteOptions": KindTable(frozenset({"v1", "meta.k8s.io/v1", ""}), DELETE_OPTIONS),
-    "Deployment": KindTable(frozenset({"apps/v1"}), DEPLOYMENT, strict=True),
-    "Service": KindTable(frozenset({"v1"}), SERVICE, strict=True),
-    "Job": KindTable(frozenset({"batch/v1"}), JOB, strict=True),
-    "CronJob": KindTable(frozenset({"batch/v1"}), CRON_JOB, strict=True),
-    "Role": KindTable(frozenset({_RBAC}), ROLE, strict=True),
-    "ClusterRole": KindTable(frozenset({_RBAC}), ROLE, strict=True),
-    "RoleBinding": KindTable(frozenset({_RBAC}), ROLE_BINDING, strict=True),
-    "ClusterRoleBinding": KindTable(frozenset({_RBAC}), ROLE_BINDING, strict=True),
+#: (apiVersion, kind) -> table
+KINDS: Final[Mapping[tuple[str, str], KindTable]] = {
+    ("v1", "Namespace"): KindTable(NAMESPACE),
+    ("v1", "Secret"): KindTable(SECRET),
+    ("v1", "ConfigMap"): KindTable(CONFIG_MAP),
+    ("v1", "ServiceAccount"): KindTable(SERVICE_ACCOUNT),
+    ("v1", "Event"): KindTable(EVENT),
+    ("events.k8s.io/v1", "Event"): KindTable(EVENT_V1),
+    ("coordination.k8s.io/v1", "Lease"): KindTable(LEASE),
+    ("v1", "DeleteOptions"): KindTable(DELETE_OPTIONS),
+    ("meta.k8s.io/v1", "DeleteOptions"): KindTable(DELETE_OPTIONS),
+    ("", "DeleteOptions"): KindTable(DELETE_OPTIONS),
+    ("apps/v1", "Deployment"): KindTable(DEPLOYMENT, strict=True),
+    ("v1", "Service"): KindTable(SERVICE, strict=True),
+    ("batch/v1", "Job"): KindTable(JOB, strict=True),
+    ("batch/v1", "CronJob"): KindTable(CRON_JOB, strict=True),
+    (_RBAC, "Role"): KindTable(ROLE, strict=True),
+    (_RBAC, "ClusterRole"): KindTable(ROLE, strict=True),
+    (_RBAC, "RoleBinding"): KindTable(ROLE_BINDING, strict=True),
+    (_RBAC, "ClusterRoleBinding"): KindTable(ROLE_BINDING, strict=True),
 }

@@ -228,6 +228,26 @@ def test_rbac_role_binding_keeps_required_empty_strings() -> None:
                               "resources": ["pods"]}]
 
 
+def test_events_v1_event_from_the_client_go_events_recorder() -> None:
+    regarding = ld(1, "Pod") + ld(2, "default") + ld(3, "p1") + ld(4, "u1") + ld(5, "v1")
+    raw = (ld(1, zero_meta(name=ld(1, "p1.17f"), namespace=ld(3, "default")))
+           + ld(2, vi(1, 1714564800) + vi(2, 5000)) + ld(4, "example.com/ctl")
+           + ld(5, "ctl-0") + ld(6, "Sync") + ld(7, "Synced") + ld(8, regarding)
+           + ld(10, "all good") + ld(11, "Normal") + ld(12, ld(1, "") + ld(2, ""))
+           + ld(13, b"") + ld(14, b"") + vi(15, 0))
+    obj = decode(envelope("events.k8s.io/v1", "Event", raw))
+    assert obj == {
+        "apiVersion": "events.k8s.io/v1", "kind": "Event",
+        "metadata": {"name": "p1.17f", "namespace": "default"},
+        "eventTime": "2024-05-01T12:00:00.000005Z",
+        "reportingController": "example.com/ctl", "reportingInstance": "ctl-0",
+        "action": "Sync", "reason": "Synced",
+        "regarding": {"kind": "Pod", "namespace": "default", "name": "p1", "uid": "u1",
+                      "apiVersion": "v1"},
+        "note": "all good", "type": "Normal", "deprecatedSource": {},
+    }
+
+
 def test_unknown_fields_are_skipped() -> None:
     raw = ld(1, zero_meta(name=ld(1, "n"))) + vi(99, 5) + ld(98, b"zz") + ld(3, "Opaque")
     raw += varint(97 << 3 | 1) + b"\x00" * 8
@@ -241,7 +261,7 @@ def test_unknown_fields_are_skipped() -> None:
         (b'{"kind":"Secret"}', "no k8s"),
         (envelope("apps/v1", "StatefulSet", b""), "not supported for StatefulSet; send JSON"),
         (envelope("apps/v1", "Deployment", vi(42, 1)), "field 42 of a Deployment body"),
-        (envelope("events.k8s.io/v1", "Event", b""), "not supported for Event"),
+        (envelope("events.k8s.io/v1beta1", "Event", b""), "not supported for Event"),
         (envelope("v1", "Secret", b"", encoding="gzip"), "content encoding"),
         (envelope("v1", "Secret", ld(1, b"\x0a\x05ab")), "truncated"),
         (b"k8s\x00\x0a", "truncated"),
