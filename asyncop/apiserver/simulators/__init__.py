@@ -68,7 +68,8 @@ def start_simulators(store: SimStore, clock: Clock,
             try:
                 sims.append(factory(store, clock, config))
             except NotFound:
-                log.warning("simulator skipped: resource not served", simulator=str(factory))
+                log.warning("simulator skipped: resource not served",
+                            simulator=getattr(factory, "name", str(factory)))
     if not sims:
         return []
     tasks = [asyncio.create_task(pump(store, clock, sims, retry_delay=config.retry_delay),
