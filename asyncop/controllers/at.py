@@ -7,21 +7,22 @@ the At fires at its time without polling; a schedule change re-reconciles and re
 At-most-once (the invariant everything else serves): the command runs in at most one pod,
 once, across operator restarts and leader changes. The rule:
 
-1. PENDING and due → write RUNNING (+ startedAt) through the status subresource with the
-   resourceVersion it was read at. Only the writer that wins this optimistic write goes on;
-   a stale operator gets Conflict and re-reads.
-2. RUNNING without `status.podName` → create pod `<name>-pod` (a deterministic name, so a
-   second create is AlreadyExists, which counts as success when the pod is controlled by
-   this At), then record `status.podName`. `podName` means "the pod was created".
-3. RUNNING with `podName` → wait for the pod (owned Pods enqueue the At). Succeeded/Failed →
-   DONE with `result` and `finishedAt`. A pod that is gone (confirmed by a live GET, not just
-   the cache) is never re-created: DONE with result Failed and a message.
-4. DONE → nothing, ever.
+1. PENDING and due → write RUNNING (+ startedAt, podName) through the status subresource
+   with the resourceVersion it was read at. Only the writer that wins this optimistic write
+   goes on; a stale operator gets Conflict and re-reads.
+2. RUNNING → ensure pod `<name>-pod`: a deterministic name (a second create is
+   AlreadyExists, which counts as success when the pod is controlled by this At) and a
+   finalizer, `FINALIZER`. The finalizer makes the pod its own durable record: once created,
+   it cannot disappear before this controller has written the At's outcome, so a pod that
+   is absent (per a live GET, not just the cache) has never been created, and creating it
+   is safe — after a crash before the create, after one after it, with two leaders racing.
+3. RUNNING and the pod Succeeded/Failed → DONE with `result` and `finishedAt`. A pod that
+   is being deleted before it finished → DONE, result Failed: never re-created.
+4. DONE → the command never runs again; the only work left is removing the finalizer from
+   the pod (also when the At itself is deleted, so garbage collection is never blocked).
 
-The remaining gap is documented, not hidden: if the operator dies after creating the pod but
-before recording `podName`, and the pod is deleted (after running) before the operator comes
-back, step 2 creates it again. Everything else (crash before or after the create, two
-leaders racing, a stale cache) yields one pod.
+The one way around it is deliberate: someone who strips the finalizer from a running pod and
+deletes it while the operator is down gets a second run.
 
 An invalid schedule keeps the At PENDING with a message and one Warning Event
 `InvalidSchedule` per spec generation; it is retried only when the spec changes.
@@ -36,7 +37,16 @@ from typing import Any
 import structlog
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
-from asyncop.api import AlreadyExists, Invalid, NotFound, RawObject, Request, owner_reference
+from asyncop.api import (
+    AlreadyExists,
+    Invalid,
+    NotFound,
+    RawObject,
+    Request,
+    controller_of,
+    deep_copy,
+    owner_reference,
+)
 from asyncop.api.kinds import POD
 from asyncop.api.owners import is_controlled_by
 from asyncop.client import Client
@@ -53,12 +63,14 @@ from asyncop.runtime.recorder import EventRecorder
 log = structlog.get_logger("asyncop.controllers.at")
 
 PENDING, RUNNING, DONE = "PENDING", "RUNNING", "DONE"
+#: Keeps a created pod in existence until the At's outcome is recorded (see the rule above).
+FINALIZER = "cnat.programming-kubernetes.info/run-once"
 SUCCEEDED, FAILED = "Succeeded", "Failed"
 
 RBAC_RULES: tuple[PolicyRule, ...] = (
     PolicyRule((AT.group,), (AT.plural,), ("get", "list", "watch")),
     PolicyRule((AT.group,), (f"{AT.plural}/status",), ("get", "update", "patch")),
-    PolicyRule(("",), ("pods",), ("get", "list", "watch", "create")),
+    PolicyRule(("",), ("pods",), ("get", "list", "watch", "create", "update")),
     *EVENTS_RULES,
 )
 
@@ -136,10 +148,12 @@ class AtReconciler:
     async def _reconcile(self, req: Request) -> Result:
         at = self.cache.get(AT, req.name, req.namespace)
         if at is None or at["metadata"].get("deletionTimestamp"):
-            return Result()  # deleted: the pod goes with it (owner reference)
+            await self._release(req, None)  # let the garbage collector take the pod
+            return Result()
         status: dict[str, Any] = at.get("status") or {}
         phase = status.get("phase") or PENDING
         if phase == DONE:
+            await self._release(req, at)
             return Result()
         if phase == RUNNING:
             return await self._running(at, status)
@@ -175,6 +189,7 @@ class AtReconciler:
         running = {
             "phase": RUNNING,
             "message": f"running {spec.command!r}",
+            "podName": _pod_name(at["metadata"]["name"]),
             "startedAt": format_time(self.clock.now()),
             "observedGeneration": generation,
         }
@@ -185,50 +200,45 @@ class AtReconciler:
 
     # RUNNING ---------------------------------------------------------------------------
     async def _running(self, at: RawObject, status: dict[str, Any]) -> Result:
-        name = f"{at['metadata']['name']}-pod"
-        ns = at["metadata"]["namespace"]
-        if not status.get("podName"):
-            return await self._create_pod(at, status, name)
-        pod = self.cache.get(POD, name, ns)
+        name = _pod_name(at["metadata"]["name"])
+        pod = await self._get_pod(at["metadata"]["namespace"], name)
         if pod is None:
-            try:  # the cache may lag behind our own create: ask the server
-                pod = await self.client.get(POD, name, namespace=ns)
-            except NotFound:
-                return await self._done(
-                    at, status, FAILED,
-                    f"pod {name} disappeared before it finished; not re-created (at most once)",
-                )
+            return await self._create_pod(at, status, name)
         if not is_controlled_by(pod, at):
-            return Result()  # someone else's pod of that name: reported when it was found
+            message = f"pod {name} already exists and is not owned by this At; not run"
+            self.recorder.event(at, "Warning", "ErrResourceExists", message)
+            return await self._done(at, status, FAILED, message)
         phase = (pod.get("status") or {}).get("phase")
         if phase == "Succeeded":
-            return await self._done(at, status, SUCCEEDED, f"pod {name} succeeded")
+            return await self._done(at, status, SUCCEEDED, f"pod {name} succeeded", pod)
         if phase == "Failed":
-            return await self._done(at, status, FAILED, f"pod {name} failed")
+            return await self._done(at, status, FAILED, f"pod {name} failed", pod)
+        if pod["metadata"].get("deletionTimestamp"):
+            message = f"pod {name} was deleted before it finished; not run again"
+            return await self._done(at, status, FAILED, message, pod)
         return Result()  # pod status changes enqueue us (owns Pods)
+
+    async def _get_pod(self, ns: str, name: str) -> RawObject | None:
+        pod = self.cache.get(POD, name, ns)
+        if pod is not None:
+            return pod
+        try:  # the cache may lag behind a create (ours or a leader's): ask the server
+            return await self.client.get(POD, name, namespace=ns)
+        except NotFound:
+            return None
 
     async def _create_pod(self, at: RawObject, status: dict[str, Any], name: str) -> Result:
         ns = at["metadata"]["namespace"]
         try:
             await self.client.create(POD, self._pod(at, name), namespace=ns)
-            self.recorder.event(at, "Normal", "PodCreated", f"Schedule is due: created pod {name}")
-            log.info("pod created", at=_key(at), pod=name)
         except AlreadyExists:
-            try:
-                existing = await self.client.get(POD, name, namespace=ns)
-            except NotFound:  # it existed a moment ago, so it may have run: never again
-                message = f"pod {name} disappeared before it was recorded; not re-created"
-                return await self._done(at, status, FAILED, message)
-            if not is_controlled_by(existing, at):
-                message = f"pod {name} already exists and is not owned by this At; not run"
-                self.recorder.event(at, "Warning", "ErrResourceExists", message)
-                return await self._done(at, status, FAILED, message)
+            return Result()  # created meanwhile (a racing leader): its events enqueue us
         except Invalid as exc:
             message = f"pod {name} was rejected: {exc.message}"
             self.recorder.event(at, "Warning", "FailedCreate", message)
             return await self._done(at, status, FAILED, message)
-        new = dict(status, podName=name, message=f"pod {name} started")
-        await write_status(self.client, AT, at, new)
+        self.recorder.event(at, "Normal", "PodCreated", f"Schedule is due: created pod {name}")
+        log.info("pod created", at=_key(at), pod=name)
         return Result()
 
     def _pod(self, at: RawObject, name: str) -> RawObject:
@@ -241,6 +251,7 @@ class AtReconciler:
                 "namespace": at["metadata"]["namespace"],
                 "labels": {"app": at["metadata"]["name"]},
                 "ownerReferences": [owner_reference(at)],
+                "finalizers": [FINALIZER],
             },
             "spec": {
                 "restartPolicy": "OnFailure",
@@ -256,7 +267,12 @@ class AtReconciler:
 
     # DONE ------------------------------------------------------------------------------
     async def _done(
-        self, at: RawObject, status: dict[str, Any], result: str, message: str
+        self,
+        at: RawObject,
+        status: dict[str, Any],
+        result: str,
+        message: str,
+        pod: RawObject | None = None,
     ) -> Result:
         new = dict(
             status,
@@ -268,7 +284,36 @@ class AtReconciler:
         await write_status(self.client, AT, at, new)
         self.recorder.event(at, "Normal" if result == SUCCEEDED else "Warning", "Done", message)
         log.info("at done", at=_key(at), result=result)
+        if pod is not None:
+            await self._unfinalize(pod)
         return Result()
+
+    async def _release(self, req: Request, at: RawObject | None) -> None:
+        """Drop the finalizer from the At's pod: it is DONE, or the At is being deleted."""
+        pod = self.cache.get(POD, _pod_name(req.name), req.namespace)
+        if pod is None or FINALIZER not in (pod["metadata"].get("finalizers") or []):
+            return
+        ref = controller_of(pod)
+        if ref is None or ref.get("kind") != AT.kind or ref.get("name") != req.name:
+            return
+        if at is not None and ref.get("uid") != at["metadata"]["uid"]:
+            return
+        await self._unfinalize(pod)
+
+    async def _unfinalize(self, pod: RawObject) -> None:
+        finalizers = pod["metadata"].get("finalizers") or []
+        if FINALIZER not in finalizers:
+            return
+        body = deep_copy(pod)
+        body["metadata"]["finalizers"] = [f for f in finalizers if f != FINALIZER]
+        try:
+            await self.client.update(POD, body)
+        except NotFound:
+            pass
+
+
+def _pod_name(at_name: str) -> str:
+    return f"{at_name}-pod"
 
 
 def _key(obj: RawObject) -> str:

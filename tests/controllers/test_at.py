@@ -10,7 +10,7 @@ from ctlenv import NS, Cluster
 from asyncop.api import Kind, RawObject
 from asyncop.api.kinds import EVENT, POD
 from asyncop.clock import format_time
-from asyncop.controllers.at import at_controller
+from asyncop.controllers.at import FINALIZER, at_controller
 from asyncop.controllers.kinds import AT
 from asyncop.runtime.leader import LeaderElectionConfig
 from asyncop.runtime.manager import Manager
@@ -32,11 +32,11 @@ def _phase(phase: str) -> Any:
 async def test_example_at_runs_its_pod_once_and_is_done(cluster: Cluster) -> None:
     async with cluster.manager(at_controller):
         await cluster.client.create(AT, _at("example-at", "2019-04-12T10:12:00Z"))
-        at = await cluster.wait(AT, "example-at", lambda o: o.get("status", {}).get("podName"))
-        assert at["status"]["phase"] == "RUNNING"
+        at = await cluster.wait(AT, "example-at", _phase("RUNNING"))
         assert at["status"]["startedAt"] == format_time(cluster.clock.now())
-        pod = await cluster.get(POD, "example-at-pod")
-        assert pod is not None
+        assert at["status"]["podName"] == "example-at-pod"
+        pod = await cluster.wait(POD, "example-at-pod", lambda p: True)
+        assert pod["metadata"]["finalizers"] == [FINALIZER]
         assert pod["metadata"]["labels"] == {"app": "example-at"}
         (ref,) = pod["metadata"]["ownerReferences"]
         assert ref["uid"] == at["metadata"]["uid"] and ref["controller"]
@@ -53,6 +53,7 @@ async def test_example_at_runs_its_pod_once_and_is_done(cluster: Cluster) -> Non
         assert done["status"]["observedGeneration"] == done["metadata"]["generation"]
         pods = await cluster.items(POD)
         assert [p["metadata"]["name"] for p in pods] == ["example-at-pod"]
+        await cluster.wait(POD, "example-at-pod", lambda p: not p["metadata"].get("finalizers"))
         assert await cluster.events("example-at", "Done")
 
 
@@ -137,7 +138,6 @@ async def _eventually_events(cluster: Cluster, name: str, reason: str) -> list[R
 async def test_restart_while_running_never_creates_the_pod_again(cluster: Cluster) -> None:
     async with cluster.manager(at_controller):
         await cluster.client.create(AT, _at("once", "2019-04-12T10:12:00Z"))
-        await cluster.wait(AT, "once", lambda o: o.get("status", {}).get("podName"))
         pod = await cluster.wait(POD, "once-pod", lambda p: True)
     # The operator is gone; a new one starts while the At is RUNNING and its pod runs.
     async with cluster.manager(at_controller):
@@ -155,8 +155,7 @@ async def test_crash_between_running_and_pod_create_creates_one_pod(cluster: Clu
     at["status"] = {"phase": "RUNNING", "startedAt": "2019-04-12T10:12:00Z"}
     await cluster.client.update_status(AT, at)  # what a crashed operator left behind
     async with cluster.manager(at_controller):
-        at = await cluster.wait(AT, "crashed", lambda o: o["status"].get("podName"))
-        assert at["status"]["phase"] == "RUNNING"
+        await cluster.wait(POD, "crashed-pod", lambda p: True)
         await cluster.idle("at")
         assert len(await cluster.items(POD)) == 1
         await cluster.clock.advance(1)
@@ -166,13 +165,17 @@ async def test_crash_between_running_and_pod_create_creates_one_pod(cluster: Clu
 async def test_vanished_pod_is_never_recreated(cluster: Cluster) -> None:
     async with cluster.manager(at_controller):
         await cluster.client.create(AT, _at("vanish", "2019-04-12T10:12:00Z"))
-        await cluster.wait(AT, "vanish", lambda o: o.get("status", {}).get("podName"))
+        await cluster.wait(POD, "vanish-pod", lambda p: True)
+    # Deleted while no operator runs: the finalizer keeps it as the record of the run.
     await cluster.client.delete(POD, "vanish-pod", namespace=NS, grace_period_seconds=0)
-    await eventually(lambda: _absent(cluster, POD, "vanish-pod"), timeout=10)
+    await cluster.wait(POD, "vanish-pod", lambda p: p["metadata"].get("deletionTimestamp"))
     async with cluster.manager(at_controller):
         done = await cluster.wait(AT, "vanish", _phase("DONE"))
         assert done["status"]["result"] == "Failed"
-        assert "not re-created" in done["status"]["message"]
+        assert "not run again" in done["status"]["message"]
+        await eventually(lambda: _absent(cluster, POD, "vanish-pod"), timeout=10)
+        # Give any bounded read-your-own-writes wait (5 s on the clock) time to pass too.
+        await cluster.clock.advance(6)
         await cluster.idle("at")
         assert await cluster.items(POD) == []
 
@@ -182,7 +185,7 @@ async def test_two_operators_racing_create_one_pod(cluster: Cluster) -> None:
         for i in range(5):
             await cluster.client.create(AT, _at(f"race-{i}", "2019-04-12T10:12:00Z"))
         for i in range(5):
-            await cluster.wait(AT, f"race-{i}", lambda o: o.get("status", {}).get("podName"))
+            await cluster.wait(POD, f"race-{i}-pod", lambda p: True)
         await cluster.clock.advance(1)
         for i in range(5):
             await cluster.wait(AT, f"race-{i}", _phase("DONE"))
@@ -233,7 +236,7 @@ async def test_leader_change_hands_over_without_a_second_run(cluster: Cluster) -
     try:
         # Virtual time stands still while the leader works, so its lease stays valid.
         await cluster.client.create(AT, _at("handover", format_time(clock.now())))
-        await cluster.wait(AT, "handover", lambda o: o.get("status", {}).get("podName"))
+        await cluster.wait(POD, "handover-pod", lambda p: True)
         assert not second.is_leader
         await first.stop()  # the leader dies with the At RUNNING and its pod running
         for _ in range(15):  # the lease expires; the standby takes over

@@ -108,7 +108,7 @@ def test_registry_and_rbac() -> None:
     rules = rbac_rules()
     pods = [r for r in rules if r["resources"] == ["pods"]]
     assert pods == [{"apiGroups": [""], "resources": ["pods"],
-                     "verbs": ["create", "delete", "get", "list", "watch"]}]
+                     "verbs": ["create", "delete", "get", "list", "update", "watch"]}]
     assert rbac_rules(["podlogger"]) == [
         {"apiGroups": [""], "resources": ["pods"], "verbs": ["get", "list", "watch"]}]
     assert {"apiGroups": ["cnat.programming-kubernetes.info"], "resources": ["ats/status"],
