@@ -22,7 +22,9 @@ once, across operator restarts and leader changes. The rule:
    the pod (also when the At itself is deleted, so garbage collection is never blocked).
 
 The one way around it is deliberate: someone who strips the finalizer from a running pod and
-deletes it while the operator is down gets a second run.
+deletes it while the operator is down gets a second run. (With the operator uninstalled for
+good, a pod of a RUNNING At keeps its finalizer; `kubectl patch pod <name>-pod --type=json
+-p '[{"op":"remove","path":"/metadata/finalizers"}]'` lets it go.)
 
 An invalid schedule keeps the At PENDING with a message and one Warning Event
 `InvalidSchedule` per spec generation; it is retried only when the spec changes.
