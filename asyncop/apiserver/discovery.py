@@ -67,6 +67,9 @@ def _resource_entries(rt: ResourceType) -> list[dict[str, Any]]:
     if rt.gr == ("", "namespaces"):
         out.append({"name": "namespaces/finalize", "singularName": "", "namespaced": False,
                     "kind": "Namespace", "verbs": ["update"]})
+    if rt.gr == ("", "pods"):
+        out.append({"name": "pods/log", "singularName": "", "namespaced": True,
+                    "kind": "Pod", "verbs": ["get"]})
     return out
 
 

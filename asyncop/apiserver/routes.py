@@ -143,7 +143,8 @@ class Router:
         name = rest[1] if len(rest) >= 2 else None
         sub = rest[2] if len(rest) == 3 else ""
         if sub and not ((sub == "status" and rt.has_status) or (sub == "scale" and rt.scale)
-                        or (sub == "finalize" and rt.gr == ("", "namespaces"))):
+                        or (sub == "finalize" and rt.gr == ("", "namespaces"))
+                        or (sub == "log" and rt.gr == ("", "pods"))):
             raise errors.path_not_found()
         return Target(rt, namespace, name, sub, watch_path), False
 
@@ -211,6 +212,8 @@ class Router:
 
     async def _verb(self, request: web.Request, t: Target, verb: str) -> web.StreamResponse:
         if verb == "get":
+            if t.subresource == "log":
+                return self.objects.pod_log(request, t)
             return self.objects.get(request, t)
         if verb == "list":
             return self.objects.list(request, t)
@@ -235,6 +238,8 @@ def _verb(method: str, t: Target, request: web.Request) -> str:
     if t.subresource and method not in ("GET", "PUT", "PATCH"):
         raise errors.method_not_allowed()
     if t.subresource == "finalize" and method != "PUT":
+        raise errors.method_not_allowed()
+    if t.subresource == "log" and method != "GET":
         raise errors.method_not_allowed()
     if method == "GET":
         if t.watch_path or query_bool(request, "watch"):

@@ -88,6 +88,24 @@ class ObjectRoutes:
             return json_response(self._scale(t.rt, obj))
         return self._respond(request, t.rt, obj)
 
+    def pod_log(self, request: web.Request, t: Target) -> web.Response:
+        """GET pods/NAME/log: simulated pods never run anything, so their log is empty."""
+        assert t.name is not None
+        pod = self.store.raw_get(t.rt.gr, t.namespace or "", t.name)
+        if pod is None:
+            raise errors.not_found(t.rt, t.name)
+        spec = pod.get("spec") or {}
+        names = [c.get("name") for c in (spec.get("containers") or [])
+                 + (spec.get("initContainers") or []) if isinstance(c, dict)]
+        container = request.query.get("container")
+        if container is None and len(spec.get("containers") or []) > 1:
+            raise errors.bad_request(
+                f"a container name must be specified for pod {t.name}, choose one of: "
+                f"[{' '.join(str(n) for n in names)}]")
+        if container is not None and container not in names:
+            raise errors.bad_request(f"container {container} is not valid for pod {t.name}")
+        return web.Response(body=b"", content_type="text/plain")
+
     def list(self, request: web.Request, t: Target) -> web.Response:
         rt = t.rt
         q = request.query

@@ -176,3 +176,16 @@ async def test_namespace_mismatch_and_event_namespace(apiserver_no_sim: ApiServe
     event["involvedObject"]["namespace"] = "default"
     code, _ = await _call(http, "POST", url + NS + "/events", json=event)
     assert code == 201
+
+
+async def test_pod_log_is_empty(apiserver_no_sim: ApiServer,
+                                http: aiohttp.ClientSession) -> None:
+    url = apiserver_no_sim.url + NS + "/pods"
+    await _call(http, "POST", url, json={"metadata": {"name": "p"},
+                                         "spec": {"containers": [{"name": "c", "image": "x"}]}})
+    async with http.get(url + "/p/log") as r:
+        assert r.status == 200 and await r.read() == b""
+    code, body = await _call(http, "GET", url + "/p/log?container=nope")
+    assert code == 400 and body["message"] == "container nope is not valid for pod p"
+    code, _ = await _call(http, "GET", url + "/missing/log")
+    assert code == 404
