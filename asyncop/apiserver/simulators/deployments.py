@@ -3,8 +3,9 @@
 A Deployment's pod template hashes to `pod-template-hash` (10 chars of
 `bcdfghjklmnpqrstvwxz2456789`); the ReplicaSet `<deploy>-<hash>` (controller-owned, label and
 selector extended with the hash, annotation `deployment.kubernetes.io/revision`) is the new
-one and is scaled to `spec.replicas`; every other owned ReplicaSet is scaled to 0 at once (a
-simple recreate; old ones beyond `revisionHistoryLimit` are deleted once empty). Status follows
+one and is scaled to `spec.replicas` while every other owned ReplicaSet is scaled to 0, step
+by step as the real controller does (RollingUpdate within maxSurge/maxUnavailable, Recreate
+old-first); old ones beyond `revisionHistoryLimit` are deleted once empty. Status follows
 the real controller: observedGeneration, replicas, updatedReplicas, readyReplicas,
 availableReplicas, unavailableReplicas (when > 0) and the conditions Available
 (MinimumReplicasAvailable) and Progressing (NewReplicaSetAvailable once the new ReplicaSet is
@@ -12,8 +13,8 @@ fully available), which is what `kubectl rollout status` and Helm's kstatus wait
 are the ReplicaSet simulator's business (replicasets.py); the Deployment only reads its
 ReplicaSets' status. A rollout that makes no progress (no change in the new ReplicaSet's
 counts) for `spec.progressDeadlineSeconds` of clock time gets Progressing False, reason
-ProgressDeadlineExceeded, until it progresses again. Not simulated: surge/unavailability
-budgets during a rollout, pausing beyond "no new ReplicaSet". Invariant: a Deployment being
+ProgressDeadlineExceeded, until it progresses again. Not simulated: pausing beyond "no new
+ReplicaSet", minReadySeconds. Invariant: a Deployment being
 deleted is left to the garbage collector; status is written only when it changes.
 """
 
@@ -55,19 +56,44 @@ def _revision(obj: Obj) -> int:
         return 0
 
 
-def max_unavailable(deploy: Obj, replicas: int) -> int:
-    strategy = (deploy.get("spec") or {}).get("strategy") or {}
-    if strategy.get("type", "RollingUpdate") != "RollingUpdate" or replicas == 0:
-        return 0
-    raw = (strategy.get("rollingUpdate") or {}).get("maxUnavailable", "25%")
+def _scaled(raw: Any, replicas: int, *, round_up: bool) -> int:
+    """An int-or-percent of `replicas` (percentages round up for surge, down otherwise)."""
     if isinstance(raw, str) and raw.endswith("%"):
         try:
-            value = replicas * int(raw[:-1]) // 100
+            percent = int(raw[:-1])
         except ValueError:
-            value = 0
-    else:
-        value = as_int(raw)
-    return min(max(value, 0), replicas)
+            return 0
+        return -(-replicas * percent // 100) if round_up else replicas * percent // 100
+    return as_int(raw)
+
+
+def fenceposts(deploy: Obj, replicas: int) -> tuple[int, int]:
+    """(maxSurge, maxUnavailable) resolved against `replicas`; never both 0."""
+    rolling = ((deploy.get("spec") or {}).get("strategy") or {}).get("rollingUpdate") or {}
+    surge = max(_scaled(rolling.get("maxSurge", "25%"), replicas, round_up=True), 0)
+    unavailable = max(_scaled(rolling.get("maxUnavailable", "25%"), replicas, round_up=False), 0)
+    if surge == 0 and unavailable == 0:
+        unavailable = 1
+    return surge, unavailable
+
+
+def is_rolling(deploy: Obj) -> bool:
+    strategy = (deploy.get("spec") or {}).get("strategy") or {}
+    return bool(strategy.get("type", "RollingUpdate") == "RollingUpdate")
+
+
+def max_unavailable(deploy: Obj, replicas: int) -> int:
+    if not is_rolling(deploy) or replicas == 0:
+        return 0
+    return min(fenceposts(deploy, replicas)[1], replicas)
+
+
+def _spec_replicas(rs: Obj) -> int:
+    return as_int((rs.get("spec") or {}).get("replicas"), 1)
+
+
+def _status(rs: Obj, field: str) -> int:
+    return as_int((rs.get("status") or {}).get(field))
 
 
 def _condition(old: list[dict[str, Any]], ctype: str, status: str, reason: str, message: str,
@@ -130,14 +156,13 @@ class DeploymentSimulator(Simulator[tuple[str, str]]):
         created = False
         if not spec.get("paused"):
             if new is None:
-                new = await self.store.create(self.rs_rt, self._new_rs(d, thash, top + 1),
-                                              namespace=ns)
+                body = self._new_rs(d, thash, top + 1, 0 if olds else want)
+                new = await self.store.create(self.rs_rt, body, namespace=ns)
                 created = True
             elif olds and _revision(new) <= max(_revision(rs) for rs in olds):
                 new["metadata"].setdefault("annotations", {})[REVISION] = str(top + 1)
                 new = await self.store.update(self.rs_rt, new)
-            new = await self._scale(new, want, want)
-            olds = [await self._scale(rs, 0, want) for rs in olds]
+            new, olds = await self._rollout(d, new, olds, want)
             await self._prune_history(d, olds)
         await self._write_status(d, new, olds, want, created)
 
@@ -166,7 +191,50 @@ class DeploymentSimulator(Simulator[tuple[str, str]]):
         if timer is not None:
             timer.cancel()
 
-    def _new_rs(self, d: Obj, thash: str, revision: int) -> Obj:
+    async def _rollout(self, d: Obj, new: Obj, olds: list[Obj],
+                       want: int) -> tuple[Obj, list[Obj]]:
+        """One step of the rollout, as the real controller takes it (re-run on every change).
+
+        Recreate: old ReplicaSets go to 0 first, the new one is scaled up once their pods are
+        gone. RollingUpdate: the new one grows within `want + maxSurge` pods, old ones shrink
+        (unavailable replicas first, oldest first) while at least `want - maxUnavailable`
+        stay available.
+        """
+        if not is_rolling(d):
+            olds = [await self._scale(rs, 0, want) for rs in olds]
+            if all(_status(rs, "replicas") == 0 for rs in olds):
+                new = await self._scale(new, want, want)
+            return new, olds
+        surge, unavailable = fenceposts(d, want)
+        new_spec = _spec_replicas(new)
+        total = new_spec + sum(_spec_replicas(rs) for rs in olds)
+        target = want if new_spec >= want else min(new_spec + max(want + surge - total, 0), want)
+        new = await self._scale(new, target, want)
+        if target > new_spec:
+            return new, olds  # scaled up: shrink the old ones when the new pods are available
+        if not olds:
+            return new, olds
+        old_specs = [_spec_replicas(rs) for rs in olds]
+        min_available = want - unavailable
+        budget = (target + sum(old_specs) - min_available
+                  - (target - _status(new, "availableReplicas")))
+        targets = list(old_specs)
+        order = sorted(range(len(olds)), key=lambda i: _revision(olds[i]))
+        for i in order:  # unavailable old replicas go first
+            cut = min(max(targets[i] - _status(olds[i], "availableReplicas"), 0), max(budget, 0))
+            targets[i] -= cut
+            budget -= cut
+        available = _status(new, "availableReplicas") + sum(
+            min(_status(rs, "availableReplicas"), t) for rs, t in zip(olds, targets, strict=True))
+        extra = available - min_available
+        for i in order:
+            cut = min(targets[i], max(extra, 0))
+            targets[i] -= cut
+            extra -= cut
+        olds = [await self._scale(rs, t, want) for rs, t in zip(olds, targets, strict=True)]
+        return new, olds
+
+    def _new_rs(self, d: Obj, thash: str, revision: int, replicas: int) -> Obj:
         spec = d.get("spec") or {}
         template = orjson.loads(orjson.dumps(spec.get("template") or {}))
         tmeta = template.setdefault("metadata", {})
@@ -174,7 +242,8 @@ class DeploymentSimulator(Simulator[tuple[str, str]]):
         selector = orjson.loads(orjson.dumps(spec.get("selector") or {}))
         selector["matchLabels"] = {**(selector.get("matchLabels") or {}), HASH_LABEL: thash}
         want = as_int(spec.get("replicas"), 1)
-        rs_spec: dict[str, Any] = {"replicas": want, "selector": selector, "template": template}
+        rs_spec: dict[str, Any] = {"replicas": replicas, "selector": selector,
+                                   "template": template}
         if spec.get("minReadySeconds"):
             rs_spec["minReadySeconds"] = spec["minReadySeconds"]
         return {

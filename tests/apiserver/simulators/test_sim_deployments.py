@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from simkit import Sim, quiesce, started, stop
 
 from asyncop.apiserver.simulators import SimulatorConfig
@@ -224,5 +225,51 @@ async def test_progress_deadline_exceeded_then_recovered() -> None:
         assert progressing() == ("True", "NewReplicaSetAvailable")
         d = sim.store.get(D, NS, "stuck")
         assert d is not None and kstatus_current(d)
+    finally:
+        await stop(sim)
+
+
+@pytest.mark.parametrize(("strategy", "max_pods", "min_ready"), [
+    ({"type": "RollingUpdate", "rollingUpdate": {"maxSurge": 1, "maxUnavailable": 0}}, 5, 4),
+    ({"type": "RollingUpdate", "rollingUpdate": {"maxSurge": 0, "maxUnavailable": "50%"}}, 4, 2),
+    ({"type": "Recreate"}, 4, 0),
+])
+async def test_rollout_respects_the_strategy(strategy: dict[str, Any], max_pods: int,
+                                             min_ready: int) -> None:
+    sim = await started(FakeClock(), SimulatorConfig(pod_start_delay=1.0))
+    try:
+        D, P = sim.rt("apps", "v1", "deployments"), sim.rt("", "v1", "pods")
+        body = deployment("roll", 4, image="app:1")
+        body["spec"]["strategy"] = strategy
+        await sim.store.create(D, body)
+        await quiesce()
+        await sim.clock.advance(1.0)
+        await quiesce()
+        d = sim.store.get(D, NS, "roll")
+        assert d is not None and kstatus_current(d)
+        d["spec"]["template"]["spec"]["containers"][0]["image"] = "app:2"
+        await sim.store.update(D, d)
+
+        def pods() -> list[dict[str, Any]]:
+            return [p for p in sim.store.list(P, NS, label_selector={"app": "roll"})
+                    if not p["metadata"].get("deletionTimestamp")]
+
+        def ready(pod: dict[str, Any]) -> bool:
+            return any(c["type"] == "Ready" and c["status"] == "True"
+                       for c in pod["status"].get("conditions", []))
+
+        for _ in range(20):
+            await quiesce()
+            current = pods()
+            assert len(current) <= max_pods
+            assert sum(1 for p in current if ready(p)) >= min_ready
+            d = sim.store.get(D, NS, "roll")
+            images = {p["spec"]["containers"][0]["image"] for p in current}
+            if d is not None and kstatus_current(d) and images == {"app:2"} and \
+                    len(current) == 4:
+                break
+            await sim.clock.advance(1.0)
+        else:
+            raise AssertionError("rollout did not finish")
     finally:
         await stop(sim)
