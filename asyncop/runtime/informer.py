@@ -13,10 +13,10 @@ Invariants: the store is updated before handlers run; every handler sees every e
 order; handlers are plain sync callables that must not block (a controller's handler only
 enqueues a key) and a raising handler is logged and never breaks the stream; a handler
 with coroutine methods runs in its own task behind a bounded buffer, so a slow one holds up
-neither the stream nor the other handlers (on overflow it catches up from the store); a
-handler added late first receives an add for every object already cached. Objects from the LIST get
-`apiVersion`/`kind` filled in, and pass through `transform` (default: drop
-`metadata.managedFields`) before caching.
+neither the stream nor the other handlers (on overflow it catches up from the store, see
+`listeners`); a handler added late first receives an add for every object already cached.
+Objects get `apiVersion`/`kind` filled in (LIST items lack them) and pass through
+`transform` (default: drop `metadata.managedFields`) before caching.
 """
 
 from __future__ import annotations
@@ -24,19 +24,27 @@ from __future__ import annotations
 import asyncio
 import inspect
 import random
-from collections import deque
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
-from typing import Any, Literal, Protocol, cast
+from typing import Any, cast
 
 import structlog
 
 from asyncop.api import ApiError, Gone, Kind, RawObject, error_from_status, object_key
 from asyncop.client import Backoff, Client, TransportError
 from asyncop.clock import Clock
+from asyncop.runtime.listeners import AsyncEventHandler, AsyncListener, EventHandler, FuncHandler
 from asyncop.runtime.store import NAMESPACE_INDEX, IndexFunc, Store
 
 log = structlog.get_logger("asyncop.informer")
+
+__all__ = [
+    "AsyncEventHandler",
+    "EventHandler",
+    "FuncHandler",
+    "Informer",
+    "Transform",
+    "strip_managed_fields",
+]
 
 Transform = Callable[[RawObject], RawObject]
 DEFAULT_WATCHDOG_TIMEOUT = 120.0
@@ -69,45 +77,6 @@ def strip_managed_fields(obj: RawObject) -> RawObject:
     if meta is not None:
         meta.pop("managedFields", None)
     return obj
-
-
-class EventHandler(Protocol):
-    def on_add(self, obj: RawObject) -> None: ...
-
-    def on_update(self, old: RawObject, new: RawObject) -> None: ...
-
-    def on_delete(self, obj: RawObject) -> None: ...
-
-
-class AsyncEventHandler(Protocol):
-    """A handler whose methods are coroutines: fed from its own bounded buffer and task."""
-
-    async def on_add(self, obj: RawObject) -> None: ...
-
-    async def on_update(self, old: RawObject, new: RawObject) -> None: ...
-
-    async def on_delete(self, obj: RawObject) -> None: ...
-
-
-@dataclass(frozen=True, slots=True)
-class FuncHandler:
-    """An EventHandler made of optional functions."""
-
-    add: Callable[[RawObject], None] | None = None
-    update: Callable[[RawObject, RawObject], None] | None = None
-    delete: Callable[[RawObject], None] | None = None
-
-    def on_add(self, obj: RawObject) -> None:
-        if self.add is not None:
-            self.add(obj)
-
-    def on_update(self, old: RawObject, new: RawObject) -> None:
-        if self.update is not None:
-            self.update(old, new)
-
-    def on_delete(self, obj: RawObject) -> None:
-        if self.delete is not None:
-            self.delete(obj)
 
 
 class Informer:
@@ -149,7 +118,7 @@ class Informer:
         self.store = Store(indexers=indexers)
         self._handlers: list[EventHandler] = []
         self._failing: set[str] = set()
-        self._async: list[_AsyncListener] = []
+        self._async: list[AsyncListener] = []
         self._listener_tasks: set[asyncio.Task[None]] = set()
         self._rv: dict[str | None, str] = {}
         self._listed: set[str | None] = set()
@@ -191,7 +160,7 @@ class Informer:
         """
         if inspect.iscoroutinefunction(handler.on_add):
             async_handler = cast(AsyncEventHandler, handler)
-            listener = _AsyncListener(async_handler, self.store, limit=buffer, log=self._log)
+            listener = AsyncListener(async_handler, self.store, limit=buffer, log=self._log)
             self._async.append(listener)
             for obj in self.store.list():
                 listener.push("add", None, obj)
@@ -203,7 +172,7 @@ class Informer:
         for obj in self.store.list():
             self._call(sync_handler.on_add, obj)
 
-    def _start_listener(self, listener: _AsyncListener) -> None:
+    def _start_listener(self, listener: AsyncListener) -> None:
         task = asyncio.create_task(listener.run())
         self._listener_tasks.add(task)
         task.add_done_callback(self._listener_tasks.discard)
@@ -424,84 +393,3 @@ class Informer:
             await self.clock.sleep(period)
             for obj in self.store.list():
                 self._updated(obj, obj)
-
-
-Op = Literal["add", "update", "delete"]
-
-
-def _rv(obj: RawObject) -> str | None:
-    return obj.get("metadata", {}).get("resourceVersion")
-
-
-class _AsyncListener:
-    """Feeds one async handler, in order, from a bounded buffer drained by its own task.
-
-    `told` maps each key to the object last delivered. When the buffer overflows, the backlog
-    is dropped and, once the handler is free, replaced by the diff between `told` and the
-    store (adds, updates, deletes): level-triggered catch-up, no event is needed twice.
-    """
-
-    def __init__(self, handler: AsyncEventHandler, store: Store, *, limit: int,
-                 log: Any) -> None:
-        self.handler = handler
-        self.store = store
-        self.limit = max(1, limit)
-        self.pending: deque[tuple[Op, RawObject | None, RawObject]] = deque()
-        self.told: dict[str, RawObject] = {}
-        self.overflow = False
-        self.wakeup = asyncio.Event()
-        self.log = log
-
-    def push(self, op: Op, old: RawObject | None, new: RawObject) -> None:
-        if not self.overflow:
-            if len(self.pending) < self.limit:
-                self.pending.append((op, old, new))
-            else:
-                self.pending.clear()
-                self.overflow = True
-                self.log.warning("slow event handler fell behind; will catch up from the store",
-                                 handler=type(self.handler).__qualname__, buffer=self.limit)
-        self.wakeup.set()
-
-    async def run(self) -> None:
-        while True:
-            if self.overflow:
-                self.overflow = False
-                for op, old, new in self._catch_up():
-                    await self._deliver(op, old, new)
-            elif self.pending:
-                op, old, new = self.pending.popleft()
-                await self._deliver(op, old, new)
-            else:
-                self.wakeup.clear()
-                await self.wakeup.wait()
-
-    def _catch_up(self) -> list[tuple[Op, RawObject | None, RawObject]]:
-        ops: list[tuple[Op, RawObject | None, RawObject]] = []
-        for key, old in self.told.items():
-            if key not in self.store:
-                ops.append(("delete", None, old))
-        for obj in self.store.list():
-            prev = self.told.get(object_key(obj))
-            if prev is None:
-                ops.append(("add", None, obj))
-            elif _rv(prev) != _rv(obj):
-                ops.append(("update", prev, obj))
-        return ops
-
-    async def _deliver(self, op: Op, old: RawObject | None, new: RawObject) -> None:
-        key = object_key(new)
-        try:
-            if op == "add":
-                await self.handler.on_add(new)
-            elif op == "update":
-                await self.handler.on_update(old if old is not None else new, new)
-            else:
-                await self.handler.on_delete(new)
-        except Exception as exc:
-            self.log.error("event handler failed", handler=type(self.handler).__qualname__,
-                           error=repr(exc))
-        if op == "delete":
-            self.told.pop(key, None)
-        else:
-            self.told[key] = new
