@@ -93,6 +93,8 @@ def _entries(obj: dict[str, Any] | None) -> list[_Entry]:
     if not obj:
         return []
     raw = (obj.get("metadata") or {}).get("managedFields") or []
+    if not isinstance(raw, list):
+        return []
     return [
         _Entry(dict(e), fieldset.paths_of(e.get("fieldsV1")))
         for e in raw
@@ -289,12 +291,16 @@ def record_update(
     """
     kind = str(new.get("kind") or (old or {}).get("kind") or "")
     meta = new.setdefault("metadata", {})
+    if not isinstance(meta, dict):
+        return  # malformed metadata: validation rejects the write, nothing to record
+    if old is not None and not isinstance(old.get("metadata", {}), dict):
+        old = None
     # a write through the main resource that carries managedFields different from the stored
     # ones sets them (kubectl's client-side-apply migration does this); none, or a
     # subresource write, keeps the stored ones
     sent = meta.get("managedFields")
     stored = ((old or {}).get("metadata") or {}).get("managedFields")
-    base = new if sent and not subresource and sent != stored else old
+    base = new if sent and isinstance(sent, list) and not subresource and sent != stored else old
     changed, removed = fieldset.diff(old, new, schema_for(kind, schema))
     if not changed and not removed:
         previous = ((base or {}).get("metadata") or {}).get("managedFields")

@@ -236,14 +236,12 @@ def _directive(patch: dict[str, Any]) -> str | None:
     return str(value)
 
 
-def _merge_struct(
-    orig: dict[str, Any], patch: dict[str, Any], node: Node | None, full: bool = False
-) -> Any:
+def _merge_struct(orig: dict[str, Any], patch: dict[str, Any], node: Node | None) -> Any:
     directive = _directive(patch)
     if directive == "delete":
         return _DELETE
     if directive == "replace":
-        return _merge_struct({}, {k: v for k, v in patch.items() if k != "$patch"}, node, full)
+        return _merge_struct({}, {k: v for k, v in patch.items() if k != "$patch"}, node)
     result = dict(orig)
     for key, value in patch.items():
         if key.startswith(_PRIMITIVE_DELETE):
@@ -264,15 +262,13 @@ def _merge_struct(
         child = node.child(key) if node is not None else None
         current = result.get(key)
         if isinstance(value, dict):
-            merged = _merge_struct(current if isinstance(current, dict) else {}, value, child,
-                                   full)
+            merged = _merge_struct(current if isinstance(current, dict) else {}, value, child)
             if merged is _DELETE:
                 result.pop(key, None)
             else:
                 result[key] = merged
         elif isinstance(value, list):
-            result[key] = _merge_list(current if isinstance(current, list) else [], value, child,
-                                      full)
+            result[key] = _merge_list(current if isinstance(current, list) else [], value, child)
         else:
             result[key] = value
     for key, order in patch.items():
@@ -318,13 +314,11 @@ def _is_replace_marker(item: Any) -> bool:
     return isinstance(item, dict) and item.get("$patch") == "replace" and len(item) == 1
 
 
-def _merge_list(
-    orig: list[Any], patch: list[Any], node: Node | None, full: bool = False
-) -> list[Any]:
+def _merge_list(orig: list[Any], patch: list[Any], node: Node | None) -> list[Any]:
     if node is None or (node.key is None and not node.set_list):
         return [_copy(x) for x in patch]
     if any(_is_replace_marker(x) for x in patch):
-        return _merge_list([], [x for x in patch if not _is_replace_marker(x)], node, full)
+        return _merge_list([], [x for x in patch if not _is_replace_marker(x)], node)
     if node.set_list:
         result = list(orig)
         for item in patch:
@@ -336,13 +330,11 @@ def _merge_list(
     for item in patch:
         if not isinstance(item, dict) or key not in item:
             raise PatchError(f"map: {item!r} does not contain declared merge key: {key}")
-        ident = node.identity(item, full=full)
-        match = [i for i, x in enumerate(result)
-                 if isinstance(x, dict) and key in x and node.identity(x, full=full) == ident]
+        match = [i for i, x in enumerate(result) if isinstance(x, dict) and x.get(key) == item[key]]
         if _directive(item) == "delete":
             result = [x for i, x in enumerate(result) if i not in match]
             continue
-        merged = _merge_struct(result[match[0]] if match else {}, item, node, full)
+        merged = _merge_struct(result[match[0]] if match else {}, item, node)
         if merged is _DELETE:
             continue
         if match:
@@ -367,7 +359,45 @@ def strategic_merge_patch(
 
 def apply_merge(live: dict[str, Any], config: dict[str, Any], *, root: Node) -> dict[str, Any]:
     """Merge an applied configuration into a copy of `live` the way server-side apply does:
-    like a strategic merge with the merge schema `root`, but list items match on all their
-    key fields (container and service ports by port *and* protocol)."""
-    merged: dict[str, Any] = _merge_struct(_copy(live), config, root, True)
+    maps merge, keyed lists merge item by item on all their key fields (container and service
+    ports by port *and* protocol), set lists by union, anything else is replaced. Unlike a
+    strategic merge patch, keys starting with `$` are ordinary data, not directives."""
+    merged: dict[str, Any] = _apply_struct(_copy(live), config, root)
     return merged
+
+
+def _apply_struct(
+    orig: dict[str, Any], config: dict[str, Any], node: Node | None
+) -> dict[str, Any]:
+    result = dict(orig)
+    for key, value in config.items():
+        child = node.child(key) if node is not None else None
+        current = result.get(key)
+        if isinstance(value, dict):
+            result[key] = _apply_struct(current if isinstance(current, dict) else {}, value, child)
+        elif isinstance(value, list):
+            result[key] = _apply_list(current if isinstance(current, list) else [], value, child)
+        else:
+            result[key] = value
+    return result
+
+
+def _apply_list(orig: list[Any], config: list[Any], node: Node | None) -> list[Any]:
+    if node is not None and node.set_list:
+        result = list(orig)
+        result += [_copy(x) for x in config if x not in result]
+        return result
+    key = node.key if node is not None else None
+    if node is None or key is None or not all(isinstance(x, dict) and key in x for x in config):
+        atomic: list[Any] = _copy(config)
+        return atomic
+    result = list(orig)
+    for item in config:
+        ident = node.identity(item, full=True)
+        match = next((i for i, x in enumerate(result) if isinstance(x, dict) and key in x
+                      and node.identity(x, full=True) == ident), None)
+        if match is None:
+            result.append(_apply_struct({}, item, node))
+        else:
+            result[match] = _apply_struct(result[match], item, node)
+    return result

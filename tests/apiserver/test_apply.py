@@ -569,3 +569,14 @@ async def test_kubectl_server_side_apply_of_a_crd_and_its_resources(tmp_path: Pa
     assert gadget["spec"] == {"size": 5}
     owners = {e["manager"]: e["fieldsV1"] for e in gadget["metadata"]["managedFields"]}
     assert owners == {"other": {"f:spec": {"f:size": {}}}}
+
+
+def test_dollar_keys_are_data_for_server_side_apply() -> None:
+    schema_doc = {"apiVersion": "example.com/v1", "kind": "Schema", "metadata": {"name": "s"},
+                  "spec": {"document": {"$schema": "draft-07", "$ref": "#/defs/a",
+                                        "$patch": "delete"}}}
+    live = server_side_apply(None, schema_doc, manager="m", force=False, now=T1)
+    again = server_side_apply(live, schema_doc, manager="m", force=False, now=T2)
+    assert again["spec"]["document"] == {"$schema": "draft-07", "$ref": "#/defs/a",
+                                         "$patch": "delete"}
+    assert again == live
