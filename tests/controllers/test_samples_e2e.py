@@ -93,10 +93,11 @@ async def test_every_controller_drives_every_sample(cluster: Cluster, clock: Fak
         assert "2099-01-01T08:00:00Z" in later["status"]["message"]
         await cluster.wait(FOO, "example-foo",
                            lambda o: (o.get("status") or {}).get("availableReplicas") == 1)
-        for name in ("example-network", "example-network-v6"):
+        for name, ready in (("example-network", "True"), ("example-network-v6", "True"),
+                            ("example-network-invalid", "False")):
             net = await cluster.wait(NETWORK, name, lambda o: (o.get("status") or {}).get(
                 "conditions"))
-            assert net["status"]["conditions"][0]["status"] == "True"
+            assert net["status"]["conditions"][0]["status"] == ready
         await cluster.wait(CRDKIND, "iksoon-crd-test",
                            lambda o: (o.get("status") or {}).get("readyReplicas") == 1)
         await cluster.wait(SERVICE, "iksoon-crd-test-mysql", lambda s: True)
