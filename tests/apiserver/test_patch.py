@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import copy
+import random
 from typing import Any
 
 import pytest
 
+from asyncop.apiserver.apply import ApplyConflict, record_update, server_side_apply
 from asyncop.apiserver.patch import PatchError, json_patch, merge_patch, strategic_merge_patch
 
 # ------------------------------------------------------------------ RFC 6902
@@ -300,3 +303,45 @@ def test_smp_set_element_order_reorders_merged_lists() -> None:
     # followed it on the server, as Kubernetes merges the two sorted lists
     assert [c["name"] for c in out["spec"]["containers"]] == ["b", "c", "new", "a"]
     assert out["metadata"]["finalizers"] == ["y", "x"]
+
+
+# ------------------------------------------------------------------ robustness
+
+_FUZZ_KEYS = ["spec", "template", "containers", "name", "image", "env", "ports",
+              "containerPort", "metadata", "finalizers", "labels", "$patch", "$retainKeys",
+              "$setElementOrder/containers", "$deleteFromPrimitiveList/finalizers", "value",
+              "protocol", "status", "conditions", "type", "managedFields"]
+
+
+def _random_json(rng: random.Random, depth: int = 0) -> Any:
+    roll = rng.random()
+    if depth > 4 or roll < 0.3:
+        return rng.choice([None, 1, "a", "delete", "replace", "merge", True, 2.5, "main"])
+    if roll < 0.6:
+        return {rng.choice(_FUZZ_KEYS): _random_json(rng, depth + 1)
+                for _ in range(rng.randrange(4))}
+    return [_random_json(rng, depth + 1) for _ in range(rng.randrange(4))]
+
+
+def test_random_documents_raise_only_patch_errors() -> None:
+    """Malformed bodies end as PatchError/ApplyConflict (4xx), never as a crash (500)."""
+    rng = random.Random(7)
+    for _ in range(1500):
+        doc, patch = _random_json(rng), _random_json(rng)
+        doc = doc if isinstance(doc, dict) else {"spec": doc}
+        patch = patch if isinstance(patch, dict) else {"spec": patch}
+        kind = rng.choice(["Pod", "Deployment", "Service", "Widget"])
+        identity = {"apiVersion": "v1", "kind": kind, "metadata": {"name": "x"}}
+        with contextlib.suppress(PatchError):
+            strategic_merge_patch(doc, patch, kind=kind)
+        with contextlib.suppress(PatchError):
+            json_patch(doc, [{"op": rng.choice(["add", "remove", "replace", "move", "copy",
+                                                "test"]),
+                              "path": rng.choice(["", "/spec", "/spec/0", "/a~1b", "/-"]),
+                              "from": "/spec", "value": patch}])
+        with contextlib.suppress(PatchError, ApplyConflict):
+            live = server_side_apply(None, {**doc, **identity}, manager="a", force=False,
+                                     now="t")
+            server_side_apply(live, {**patch, **identity}, manager="b",
+                              force=rng.random() < 0.5, now="t")
+        record_update({**doc, "kind": kind}, {**patch, "kind": kind}, manager="m", now="t")

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import contextlib
+import random
 import shutil
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -12,7 +14,7 @@ import aiohttp
 import pytest
 
 from asyncop.apiserver import ApiServer
-from asyncop.apiserver.protobuf import ProtobufError, decode
+from asyncop.apiserver.protobuf import ProtobufError, decode, supported_kinds
 
 # ------------------------------------------------------------- a tiny test-only encoder
 
@@ -253,6 +255,27 @@ def test_unknown_fields_are_skipped() -> None:
     raw += varint(97 << 3 | 1) + b"\x00" * 8
     raw += varint(96 << 3 | 5) + b"\x00" * 4
     assert decode(envelope("v1", "Secret", raw))["type"] == "Opaque"
+
+
+def test_corrupted_bodies_raise_only_protobuf_errors() -> None:
+    """Any byte-level damage ends as ProtobufError (415/400), never as a crash (500)."""
+    rng = random.Random(11)
+    good = ld(1, zero_meta(name=ld(1, "x"), rest=entry(11, "a", "b"))) + entry(2, "k", "v")
+    kinds = sorted(supported_kinds())
+    for _ in range(3000):
+        raw = bytearray(good + ld(3, "t"))
+        for _ in range(rng.randrange(1, 4)):
+            roll = rng.randrange(3)
+            if roll == 0:
+                raw[rng.randrange(len(raw))] = rng.randrange(256)
+            elif roll == 1:
+                del raw[rng.randrange(len(raw)):]
+                raw = raw or bytearray(b"\x0a")
+            else:
+                raw += bytes(rng.randrange(256) for _ in range(rng.randrange(1, 8)))
+        api_version, kind = rng.choice(kinds)
+        with contextlib.suppress(ProtobufError):
+            decode(envelope(api_version, kind, bytes(raw)))
 
 
 @pytest.mark.parametrize(
