@@ -10,11 +10,11 @@ Invariants:
   for watches), so a dead TCP connection cannot hang a caller;
 - a non-2xx answer raises the `asyncop.api.ApiError` subclass built from its Status body;
   no HTTP answer raises `TransportError` (`RequestTimeout` for timeouts);
-- 429 is retried for every verb, 5xx and transport errors only for idempotent ones (GET,
-  PUT with a resourceVersion, DELETE, server-side apply; a refused connection is retried
-  for every verb since nothing was sent; a timeout is retried once at most); pauses are
-  jittered exponential backoff through the Clock, or exactly `Retry-After` seconds when the
-  server says so;
+- 429 (and a 5xx carrying Retry-After) is retried for every verb, other 5xx and transport
+  errors only for idempotent ones (GET, PUT with a resourceVersion, DELETE, server-side
+  apply; a refused connection is retried for every verb since nothing was sent; a timeout
+  is retried once at most); pauses are jittered exponential backoff through the Clock, or
+  exactly `Retry-After` seconds when the server says so;
 - write listeners run after every successful write, and a failing listener never fails
   the write.
 """
@@ -393,7 +393,7 @@ class Client:
         retry_after = parse_retry_after(headers.get("Retry-After"))
         if retry_after is None and body is not None:
             seconds = (body.get("details") or {}).get("retryAfterSeconds")
-            retry_after = float(seconds) if seconds else None
+            retry_after = float(seconds) if isinstance(seconds, int | float) else None
         return error_from_status(status, body, retry_after=retry_after)
 
     async def _call(
@@ -441,7 +441,10 @@ class Client:
             err = self._error(status, data, resp_headers)
             if status == 401:
                 self._credentials.invalidate()
-            retryable = status == 429 or (status >= 500 and idempotent)
+            # a 5xx that says when to come back (overload, APF) was not processed: any verb
+            retryable = status == 429 or (
+                status >= 500 and (idempotent or err.retry_after is not None)
+            )
             if retryable and attempt < self.max_retries:
                 await self._pause(attempt, method, path, err.retry_after, str(status))
                 attempt += 1

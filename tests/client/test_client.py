@@ -148,6 +148,9 @@ async def test_5xx_retried_for_idempotent_verbs_only(client: Client, server: Api
         await client.get(CONFIGMAP, "not-retried")
     # a 5xx on POST is not retried, but the next POST goes through
     await client.create(CONFIGMAP, cm("not-retried"))
+    # unless the server says when to come back: then it was not processed, retry any verb
+    server.faults.fail(verb="create", path="configmaps", status=503, count=1, retry_after=0)
+    assert (await client.create(CONFIGMAP, cm("overload")))["metadata"]["uid"]
 
 
 async def test_timeout_applies_to_every_call(server: ApiServer) -> None:
