@@ -143,7 +143,7 @@ class Simulator(Generic[K]):
     watched: frozenset[tuple[str, str]] | None = None
 
     def __init__(self, store: SimStore, clock: Clock, *, retry_delay: float,
-                 resync_period: float) -> None:
+                 resync_period: float | None) -> None:
         self.store = store
         self.clock = clock
         self._retry_delay = retry_delay
@@ -199,12 +199,15 @@ class Simulator(Generic[K]):
         self._resync_wanted = False
         if self._resync_timer is not None:
             self._resync_timer.cancel()
-        self._resync_timer = self.clock.call_later(self._resync_period, self.request_resync)
+        self._resync_timer = None
+        if self._resync_period is not None:
+            self._resync_timer = self.clock.call_later(self._resync_period, self.request_resync)
         try:
             await self.resync()
         except Exception:
             self.log.exception("simulator resync failed")
-            self._resync_timer.cancel()
+            if self._resync_timer is not None:
+                self._resync_timer.cancel()
             self._resync_timer = self.clock.call_later(self._retry_delay, self.request_resync)
 
     async def _sync_one(self, key: K) -> None:

@@ -49,5 +49,6 @@ class SimulatorConfig:
     """Inclusive range of allocatable nodePorts."""
     retry_delay: float = 0.5
     """Back-off before retrying a key whose write failed with an unexpected error."""
-    resync_period: float = 30.0
-    """Every simulator re-checks all of its objects this often (level-triggered safety net)."""
+    resync_period: float | None = None
+    """If set, every simulator re-checks all of its objects this often. Off by default: the
+    in-process subscription loses nothing, and a lost one (overflow) triggers a full resync."""

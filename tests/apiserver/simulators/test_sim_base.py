@@ -32,8 +32,10 @@ class ScriptedStore:
 class Recorder(Simulator[str]):
     watched = frozenset({("", "pods")})
 
-    def __init__(self, clock: FakeClock, *, fail: dict[str, Exception] | None = None) -> None:
-        super().__init__(None, clock, retry_delay=1.0, resync_period=3600)  # type: ignore[arg-type]
+    def __init__(self, clock: FakeClock, *, fail: dict[str, Exception] | None = None,
+                 resync_period: float | None = None) -> None:
+        super().__init__(None, clock, retry_delay=1.0,  # type: ignore[arg-type]
+                         resync_period=resync_period)
         self.seen: list[str] = []
         self.synced: list[str] = []
         self.resyncs = 0
@@ -98,3 +100,18 @@ async def test_conflicts_retry_at_once_other_errors_after_the_retry_delay() -> N
     finally:
         task.cancel()
         await asyncio.gather(task, return_exceptions=True)
+
+
+async def test_periodic_resync_only_when_configured() -> None:
+    clock = FakeClock()
+    quiet, periodic = Recorder(clock), Recorder(clock, resync_period=10.0)
+    tasks = [asyncio.create_task(quiet.run()), asyncio.create_task(periodic.run())]
+    try:
+        await quiesce()
+        await clock.advance(25)
+        await quiesce()
+        assert (quiet.resyncs, periodic.resyncs) == (1, 3)
+    finally:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
