@@ -37,6 +37,24 @@ class PatchError(ValueError):
         self.message = message
 
 
+def _q(text: Any) -> str:
+    """A string quoted like Go's %q (the server's messages come from Go)."""
+    return orjson.dumps(str(text)).decode()
+
+
+def _go(value: Any) -> str:
+    """A JSON value formatted like Go's %v of the decoded value: map[k:v] [a b] <nil>."""
+    if isinstance(value, dict):
+        return "map[" + " ".join(f"{k}:{_go(value[k])}" for k in sorted(value)) + "]"
+    if isinstance(value, list):
+        return "[" + " ".join(_go(v) for v in value) + "]"
+    if value is None:
+        return "<nil>"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
 def _copy(value: Any) -> Any:
     if isinstance(value, dict | list):
         return orjson.loads(orjson.dumps(value))
@@ -48,11 +66,11 @@ def _copy(value: Any) -> Any:
 
 def _pointer(path: Any) -> list[str]:
     if not isinstance(path, str):
-        raise PatchError(f"invalid JSON pointer: {path!r}")
+        raise PatchError(f"invalid JSON pointer: {_q(path)}")
     if path == "":
         return []
     if not path.startswith("/"):
-        raise PatchError(f"JSON pointer must be empty or start with a \"/\": {path!r}")
+        raise PatchError(f"JSON pointer must be empty or start with a \"/\": {_q(path)}")
     return [t.replace("~1", "/").replace("~0", "~") for t in path[1:].split("/")]
 
 
@@ -60,10 +78,10 @@ def _index(token: str, size: int, *, path: str, allow_end: bool) -> int:
     if token == "-" and allow_end:
         return size
     if not token.isdigit() or (len(token) > 1 and token[0] == "0"):
-        raise PatchError(f"invalid array index {token!r} in path {path!r}")
+        raise PatchError(f"invalid array index {_q(token)} in path {_q(path)}")
     idx = int(token)
     if idx > size or (idx == size and not allow_end):
-        raise PatchError(f"array index {idx} out of bounds in path {path!r}")
+        raise PatchError(f"array index {idx} out of bounds in path {_q(path)}")
     return idx
 
 
@@ -72,12 +90,12 @@ def _parent(doc: Any, tokens: list[str], path: str) -> Any:
     for token in tokens[:-1]:
         if isinstance(node, dict):
             if token not in node:
-                raise PatchError(f"doc is missing path: {path!r}: missing value")
+                raise PatchError(f"doc is missing path: {_q(path)}: missing value")
             node = node[token]
         elif isinstance(node, list):
             node = node[_index(token, len(node), path=path, allow_end=False)]
         else:
-            raise PatchError(f"doc is missing path: {path!r}: missing value")
+            raise PatchError(f"doc is missing path: {_q(path)}: missing value")
     return node
 
 
@@ -89,11 +107,11 @@ def _get(doc: Any, path: str) -> Any:
     last = tokens[-1]
     if isinstance(parent, dict):
         if last not in parent:
-            raise PatchError(f"doc is missing path: {path!r}: missing value")
+            raise PatchError(f"doc is missing path: {_q(path)}: missing value")
         return parent[last]
     if isinstance(parent, list):
         return parent[_index(last, len(parent), path=path, allow_end=False)]
-    raise PatchError(f"doc is missing path: {path!r}: missing value")
+    raise PatchError(f"doc is missing path: {_q(path)}: missing value")
 
 
 def _add(doc: Any, path: str, value: Any) -> Any:
@@ -107,7 +125,7 @@ def _add(doc: Any, path: str, value: Any) -> Any:
     elif isinstance(parent, list):
         parent.insert(_index(last, len(parent), path=path, allow_end=True), value)
     else:
-        raise PatchError(f"doc is missing path: {path!r}: missing value")
+        raise PatchError(f"doc is missing path: {_q(path)}: missing value")
     return doc
 
 
@@ -123,7 +141,7 @@ def _remove(doc: Any, path: str) -> tuple[Any, Any]:
         return doc, parent.pop(last)
     if isinstance(parent, list):
         return doc, parent.pop(_index(last, len(parent), path=path, allow_end=False))
-    raise PatchError(f"doc is missing path: {path!r}: missing value")
+    raise PatchError(f"doc is missing path: {_q(path)}: missing value")
 
 
 def _json_equal(a: Any, b: Any) -> bool:
@@ -166,7 +184,7 @@ def json_patch(doc: dict[str, Any], ops: list[Any]) -> dict[str, Any]:
     result: Any = _copy(doc)
     for op in ops:
         if not isinstance(op, dict):
-            raise PatchError(f"invalid JSON patch operation: {op!r}")
+            raise PatchError(f"invalid JSON patch operation: {_go(op)}")
         kind, path = op.get("op"), op.get("path")
         if not isinstance(path, str):
             raise PatchError(f"{kind} operation does not apply: missing path")
@@ -183,7 +201,7 @@ def json_patch(doc: dict[str, Any], ops: list[Any]) -> dict[str, Any]:
         elif kind == "move":
             source = _from(op)
             if path != source and path.startswith(source + "/"):
-                raise PatchError(f"cannot move {source!r} into its own child {path!r}")
+                raise PatchError(f"cannot move {_q(source)} into its own child {_q(path)}")
             result, moved = _remove(result, source)
             result = _add(result, path, moved)
         elif kind == "copy":
@@ -232,7 +250,7 @@ def _directive(patch: dict[str, Any]) -> str | None:
     if value is None:
         return None
     if value not in ("replace", "delete", "merge"):
-        raise PatchError(f"unknown patch type: {value} in map: {patch}")
+        raise PatchError(f"unknown patch type: {_go(value)} in map: {_go(patch)}")
     return str(value)
 
 
@@ -247,12 +265,12 @@ def _merge_struct(orig: dict[str, Any], patch: dict[str, Any], node: Node | None
         if key.startswith(_PRIMITIVE_DELETE):
             name = key[len(_PRIMITIVE_DELETE):]
             if not isinstance(value, list):
-                raise PatchError(f"{key} must be a list, got {value!r}")
+                raise PatchError(f"{key} must be a list, got {_go(value)}")
             current = result.get(name)
             if isinstance(current, list):
                 result[name] = [x for x in current if x not in value]
         elif key.startswith(_ELEMENT_ORDER) and not isinstance(value, list):
-            raise PatchError(f"{key} must be a list, got {value!r}")
+            raise PatchError(f"{key} must be a list, got {_go(value)}")
     for key, value in patch.items():
         if key.startswith("$"):
             continue
@@ -282,7 +300,7 @@ def _merge_struct(orig: dict[str, Any], patch: dict[str, Any], node: Node | None
     retain = patch.get("$retainKeys")
     if retain is not None:
         if not isinstance(retain, list):
-            raise PatchError(f"$retainKeys must be a list, got {retain!r}")
+            raise PatchError(f"$retainKeys must be a list, got {_go(retain)}")
         result = {k: v for k, v in result.items() if k in retain}
     return result
 
@@ -329,7 +347,7 @@ def _merge_list(orig: list[Any], patch: list[Any], node: Node | None) -> list[An
     result = list(orig)
     for item in patch:
         if not isinstance(item, dict) or key not in item:
-            raise PatchError(f"map: {item!r} does not contain declared merge key: {key}")
+            raise PatchError(f"map: {_go(item)} does not contain declared merge key: {key}")
         match = [i for i, x in enumerate(result) if isinstance(x, dict) and x.get(key) == item[key]]
         if _directive(item) == "delete":
             result = [x for i, x in enumerate(result) if i not in match]
