@@ -9,6 +9,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
+import orjson
 import pytest
 
 from asyncop.api import (
@@ -22,6 +23,7 @@ from asyncop.api import (
     ServerError,
     TooManyRequests,
     Unauthorized,
+    status_body,
 )
 from asyncop.api.kinds import CONFIGMAP
 from asyncop.apiserver import ApiServer
@@ -257,3 +259,12 @@ async def test_https_with_token_from_the_servers_kubeconfig(tmp_path: Path) -> N
             with pytest.raises(Unauthorized) as err:
                 await c.get(CONFIGMAP, "tls")
             assert err.value.code == 401
+
+
+def test_retry_after_from_header_or_status_details() -> None:
+    c = Client(ClientConfig(host="http://127.0.0.1:1"))
+    body = orjson.dumps(status_body(429, "slow down", retry_after_seconds=0))
+    assert c._error(429, body, {}).retry_after == 0.0
+    assert c._error(429, body, {"Retry-After": "4"}).retry_after == 4.0
+    err = c._error(502, b"<html>bad gateway</html>", {})
+    assert isinstance(err, ServerError) and "bad gateway" in err.message
