@@ -1,10 +1,23 @@
-"""Cluster simulators: GC, namespaces, workloads, pods, services (each switchable).
+"""Cluster simulators: what kube-controller-manager, the scheduler and a kubelet would do.
 
 `start_simulators(store, clock, config)` installs the service allocation hook and starts one
-pump task (consuming `store.subscribe()`) plus one worker task per enabled simulator; the
-server cancels the returned tasks on stop. Invariant: simulators talk to the server only
-through the in-process store API, so they go through the same validation, admission,
-finalizer and watch-event paths as any HTTP client.
+pump task (consuming `store.subscribe()` and routing each event to the simulators watching
+its resource) plus one worker task per enabled simulator; the server cancels the returned
+tasks on stop. Each is switchable in `SimulatorConfig` (all on by default):
+- gc: ownerReference garbage collection (background, foreground, orphan)       gc.py
+- namespaces: empty a Terminating namespace, then finalize it                namespaces.py
+- deployments: Deployment -> ReplicaSet (rollouts) -> Pods, with status      deployments.py,
+  replicasets.py
+- jobs, statefulsets, daemonsets: their pods and status                       jobs.py, ...
+- volumes: PersistentVolumeClaims bound to provisioned PersistentVolumes      volumes.py
+- endpoints: Endpoints for the pods a Service selects                         endpoints.py
+- pods: binding and the kubelet lifecycle Pending -> Running (-> Succeeded/Failed)  pods.py
+- services: clusterIP and nodePort allocation (an admission hook)             services.py
+Tests steer pods with annotations: `sim.asyncop.io/exit-code`, `sim.asyncop.io/run-seconds`,
+`sim.asyncop.io/start-seconds`, `sim.asyncop.io/ready: "false"` (see pods.py). All timing
+goes through the injected Clock. Invariant: simulators talk to the server only through the
+in-process store API, so they go through the same validation, admission, finalizer and
+watch-event paths as any HTTP client; nothing ever runs on the host.
 """
 
 from __future__ import annotations
