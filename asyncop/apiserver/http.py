@@ -21,6 +21,7 @@ from asyncop.apiserver.resources import ResourceType
 
 JSON_CT = "application/json"
 TABLE_MARK = "as=Table"
+TABLE_CT = "application/json;as=Table;v=v1;g=meta.k8s.io"
 
 
 @dataclass(frozen=True, slots=True)

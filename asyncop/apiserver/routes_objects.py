@@ -15,6 +15,7 @@ from aiohttp import web
 
 from asyncop.apiserver import errors, extensions, listing, paths
 from asyncop.apiserver.http import (
+    TABLE_CT,
     Target,
     decode_body,
     dry_run,
@@ -71,7 +72,7 @@ class ObjectRoutes:
                                         now=self.store.clock.now())
             table.setdefault("metadata", {})["resourceVersion"] = \
                 obj["metadata"].get("resourceVersion", "")
-            return json_response(table, status=status)
+            return json_response(table, status=status, content_type=TABLE_CT)
         if wants_metadata(request):
             return json_response(partial_metadata(obj), status=status)
         return json_response(self.view(rt, obj), status=status,
@@ -164,7 +165,7 @@ class ObjectRoutes:
                                         include_object=q.get("includeObject", "Metadata"),
                                         now=self.store.clock.now())
             table["metadata"] = {**(table.get("metadata") or {}), **meta}
-            return json_response(table)
+            return json_response(table, content_type=TABLE_CT)
         if wants_metadata(request):
             return json_response({"kind": "PartialObjectMetadataList",
                                   "apiVersion": "meta.k8s.io/v1", "metadata": meta,
