@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import base64
-import contextlib
 import importlib
 import tempfile
 from pathlib import Path
@@ -136,9 +135,8 @@ class ApiServer:
         tasks, self._sim_tasks = self._sim_tasks, []
         for task in tasks:
             task.cancel()
-        for task in tasks:
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await task
+        if tasks:  # their CancelledErrors are collected; our own cancellation propagates
+            await asyncio.gather(*tasks, return_exceptions=True)
         if self._store is not None:
             self._store.hub.cut()
         runner, self._runner = self._runner, None
