@@ -25,7 +25,7 @@ import gc
 import os
 import shutil
 import tempfile
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncGenerator, Callable
 from types import TracebackType
 from typing import Any, Literal
 
@@ -320,7 +320,7 @@ class Client:
         field_selector: str | None = None,
         timeout_seconds: int | None = None,
         allow_bookmarks: bool = True,
-    ) -> AsyncIterator[WatchEvent]:
+    ) -> AsyncGenerator[WatchEvent, None]:
         """Raw watch events; ERROR events are yielded as they come (the caller decides).
 
         Raises the ApiError for a refused watch (e.g. `Gone` for an expired resourceVersion)

@@ -22,6 +22,7 @@ Objects get `apiVersion`/`kind` filled in (LIST items lack them) and pass throug
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import inspect
 import random
 from collections.abc import Callable, Iterable
@@ -356,34 +357,36 @@ class Informer:
         started = self.clock.monotonic()
         events = 0
         store = self.store
-        async for event in self.client.watch(
+        stream = self.client.watch(
             self.kind, namespace=ns, resource_version=self._rv.get(ns),
             label_selector=self.label_selector, field_selector=self.field_selector,
             timeout_seconds=timeout, allow_bookmarks=True,
-        ):
-            self._activity[ns] = self.clock.monotonic()
-            events += 1
-            typ = event.get("type")
-            raw = event.get("object") or {}
-            if typ == "ERROR":
-                raise error_from_status(int(raw.get("code") or 500), dict(raw))
-            rv = (raw.get("metadata") or {}).get("resourceVersion")
-            if typ == "BOOKMARK":
+        )
+        async with contextlib.aclosing(stream):  # the response is released on any exit
+            async for event in stream:
+                self._activity[ns] = self.clock.monotonic()
+                events += 1
+                typ = event.get("type")
+                raw = event.get("object") or {}
+                if typ == "ERROR":
+                    raise error_from_status(int(raw.get("code") or 500), dict(raw))
+                rv = (raw.get("metadata") or {}).get("resourceVersion")
+                if typ == "BOOKMARK":
+                    if rv:
+                        self._rv[ns] = str(rv)
+                    continue
+                obj = self._prepare(raw)
+                if typ == "DELETED":
+                    store.delete(obj)
+                    self._deleted(obj)
+                elif typ in ("ADDED", "MODIFIED"):
+                    old = store.add(obj)
+                    if old is None:
+                        self._added(obj)
+                    else:
+                        self._updated(old, obj)
                 if rv:
                     self._rv[ns] = str(rv)
-                continue
-            obj = self._prepare(raw)
-            if typ == "DELETED":
-                store.delete(obj)
-                self._deleted(obj)
-            elif typ in ("ADDED", "MODIFIED"):
-                old = store.add(obj)
-                if old is None:
-                    self._added(obj)
-                else:
-                    self._updated(old, obj)
-            if rv:
-                self._rv[ns] = str(rv)
         # a stream that ends at once without a single event is treated like an error
         return events > 0 or self.clock.monotonic() - started >= 1.0
 
