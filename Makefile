@@ -37,7 +37,7 @@ docker-build:
 	docker build -t asyncop:0.1.0 .
 
 helm-lint: $(STAMP)
-	$(BIN)/python -c "print('helm-lint: not yet')"
+	$(BIN)/python helm/asyncop/hack/lint.py
 
 clean:
 	rm -rf $(VENV)
