@@ -157,3 +157,47 @@ async def test_cluster_scoped_dependent_of_namespaced_kind_is_never_collected(si
                                   "metadata": {"name": "weird", "ownerReferences": [ref]}})
     await quiesce()
     assert sim.store.get(NSRT, None, "weird") is not None
+
+
+async def test_cross_namespace_owner_reference_counts_as_absent(sim: Sim) -> None:
+    NSRT, CM = sim.rt("", "v1", "namespaces"), sim.rt("", "v1", "configmaps")
+    await sim.store.create(NSRT, {"metadata": {"name": "elsewhere"}})
+    owner = await make(sim, "home-owner")  # lives in "default"
+    body = cm("stray", owner)
+    body["metadata"]["namespace"] = "elsewhere"
+    await sim.store.create(CM, body)
+    await eventually(lambda: sim.store.get(CM, "elsewhere", "stray") is None, timeout=5,
+                     message="cross-namespace dependent collected")
+    assert get(sim, "home-owner") is not None
+
+
+async def test_custom_resource_owner_takes_its_whole_tree(sim: Sim) -> None:
+    crd = {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+           "metadata": {"name": "gadgets.example.com"},
+           "spec": {"group": "example.com", "scope": "Namespaced",
+                    "names": {"plural": "gadgets", "singular": "gadget", "kind": "Gadget"},
+                    "versions": [{"name": "v1", "served": True, "storage": True,
+                                  "schema": {"openAPIV3Schema": {
+                                      "type": "object",
+                                      "x-kubernetes-preserve-unknown-fields": True}}}]}}
+    await sim.store.create(sim.rt("apiextensions.k8s.io", "v1", "customresourcedefinitions"),
+                           crd)
+    G = await eventually(lambda: sim.store.type_for_kind("example.com/v1", "Gadget"), timeout=5)
+    D, P, CM = (sim.rt("apps", "v1", "deployments"), sim.rt("", "v1", "pods"),
+                sim.rt("", "v1", "configmaps"))
+    gadget = await sim.store.create(G, {"apiVersion": "example.com/v1", "kind": "Gadget",
+                                        "metadata": {"name": "g1", "namespace": NS}})
+    ref = {"apiVersion": "example.com/v1", "kind": "Gadget", "name": "g1",
+           "uid": gadget["metadata"]["uid"], "controller": True, "blockOwnerDeletion": True}
+    body = deployment("gadget-app")
+    body["metadata"]["ownerReferences"] = [ref]
+    await sim.store.create(D, body)
+    await sim.store.create(CM, {"metadata": {"name": "gadget-cfg", "namespace": NS,
+                                             "ownerReferences": [ref]}})
+    await eventually(lambda: len(sim.store.list(P, NS, label_selector={"app": "gadget-app"}))
+                     == 2, timeout=5, message="pods")
+    await sim.store.delete(G, NS, "g1")
+    await eventually(lambda: sim.store.get(D, NS, "gadget-app") is None
+                     and get(sim, "gadget-cfg") is None
+                     and not sim.store.list(P, NS, label_selector={"app": "gadget-app"}),
+                     timeout=5, message="the gadget's tree collected")
