@@ -3,8 +3,9 @@
 Every ReplicaSet (owned by a Deployment or bare) gets pods named `<rs>-<5 chars>`
 (`generateName`), labelled and specified from its template and controller-owned by it; extra
 pods are deleted unscheduled first, then Pending, then not Ready, newest first. Status:
-replicas, fullyLabeledReplicas, readyReplicas, availableReplicas (= ready: minReadySeconds is
-not simulated), observedGeneration. Orphan pods matching the selector are not adopted.
+replicas, fullyLabeledReplicas, readyReplicas, availableReplicas (pods Ready for at least
+`minReadySeconds` of clock time), observedGeneration. Orphan pods matching the selector are
+not adopted.
 
 Pods are counted from an in-memory index fed by store events, with per-ReplicaSet counters
 (active, ready, fully labelled) kept up to date on every change, so a sync costs O(1) unless
@@ -18,6 +19,7 @@ ignores events up to the store's resourceVersion at that moment.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any
 
 import orjson
@@ -38,7 +40,7 @@ from asyncop.apiserver.simulators.base import (
     uid_of,
 )
 from asyncop.apiserver.simulators.config import SimulatorConfig
-from asyncop.clock import Clock
+from asyncop.clock import Clock, Timer
 
 PodKey = tuple[str, str]
 
@@ -53,6 +55,7 @@ class PodInfo:
     rank: int  # deletion preference: lower goes first
     created: str
     gone: bool = False  # deleted by us; the DELETED event has not been seen yet
+    ready_at: float = 0.0  # clock.monotonic() when it was seen becoming Ready
 
 
 def pod_ready(pod: Obj) -> bool:
@@ -97,6 +100,7 @@ class ReplicaSetSimulator(Simulator[PodKey]):
         self._by_rs: dict[str, set[PodKey]] = {}
         self._counts: dict[str, list[int]] = {}  # rs uid -> [active, ready, fully labelled]
         self._rs_labels: dict[str, dict[str, str]] = {}  # rs uid -> template labels
+        self._avail_timers: dict[str, Timer] = {}  # rs uid -> wake-up for minReadySeconds
         self._watermark = 0
 
     # the pod index ------------------------------------------------------------------------
@@ -141,13 +145,32 @@ class ReplicaSetSimulator(Simulator[PodKey]):
             counts[2] = sum(1 for k in self._active(rs_uid)
                             if labels.items() <= self._pods[k].labels.items())
 
-    def _record(self, pod: Obj) -> None:
+    def _record(self, pod: Obj, *, listed: bool = False) -> None:
         key = (ns_of(pod), name_of(pod))
         uid = _rs_uid(pod)
         cur = self._pods.get(key)
         if cur is not None and (cur.gone or cur.rv >= rv_of(pod)):
             return
-        self._put(key, pod_info(pod, uid) if uid else None)
+        info = pod_info(pod, uid) if uid else None
+        if info is not None and info.ready:
+            if cur is not None and cur.ready:
+                info.ready_at = cur.ready_at
+            else:
+                info.ready_at = self._ready_since(pod) if listed else self.clock.monotonic()
+        self._put(key, info)
+
+    def _ready_since(self, pod: Obj) -> float:
+        """For a listed pod: when it became Ready, from its condition (second precision)."""
+        now = self.clock.monotonic()
+        for cond in (pod.get("status") or {}).get("conditions") or ():
+            if cond.get("type") == "Ready" and cond.get("lastTransitionTime"):
+                try:
+                    when = datetime.strptime(str(cond["lastTransitionTime"]),
+                                             "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC)
+                except ValueError:
+                    return now
+                return now - max((self.clock.now() - when).total_seconds(), 0.0)
+        return now
 
     def observe(self, event: str, rt: ResourceType, obj: Obj) -> None:
         gr = rt.gr
@@ -173,7 +196,7 @@ class ReplicaSetSimulator(Simulator[PodKey]):
         self._counts.clear()
         self._rs_labels.clear()
         for pod in self.store.list(self.pod_rt):
-            self._record(pod)
+            self._record(pod, listed=True)
         for rs in self.store.list(self.rs_rt):
             self.add((ns_of(rs), name_of(rs)))
 
@@ -208,6 +231,23 @@ class ReplicaSetSimulator(Simulator[PodKey]):
         return [k for k in self._by_rs.get(rs_uid, ())
                 if self._pods[k].active and not self._pods[k].gone]
 
+    def _available(self, rs: Obj, ready: int) -> int:
+        """Ready pods that have been Ready for minReadySeconds; wakes the RS when one will be."""
+        uid = uid_of(rs)
+        min_ready = as_int((rs.get("spec") or {}).get("minReadySeconds"), 0)
+        timer = self._avail_timers.pop(uid, None)
+        if timer is not None:
+            timer.cancel()
+        if min_ready <= 0:
+            return ready
+        now = self.clock.monotonic()
+        since = [self._pods[k].ready_at for k in self._active(uid) if self._pods[k].ready]
+        waiting = [t + min_ready for t in since if t + min_ready > now]
+        if waiting:
+            key = (ns_of(rs), name_of(rs))
+            self._avail_timers[uid] = self.clock.call_at(min(waiting), lambda: self.add(key))
+        return len(since) - len(waiting)
+
     async def _write_status(self, rs: Obj) -> None:
         active, ready, labelled = self._counts.get(uid_of(rs), [0, 0, 0])
         status = dict(rs.get("status") or {})
@@ -215,7 +255,7 @@ class ReplicaSetSimulator(Simulator[PodKey]):
             "replicas": active,
             "fullyLabeledReplicas": labelled,
             "readyReplicas": ready,
-            "availableReplicas": ready,
+            "availableReplicas": self._available(rs, ready),
             "observedGeneration": as_int(rs["metadata"].get("generation"), 1),
         })
         if status != rs.get("status"):

@@ -273,3 +273,30 @@ async def test_rollout_respects_the_strategy(strategy: dict[str, Any], max_pods:
             raise AssertionError("rollout did not finish")
     finally:
         await stop(sim)
+
+
+async def test_min_ready_seconds_delays_availability() -> None:
+    sim = await started(FakeClock(), SimulatorConfig())
+    try:
+        D = sim.rt("apps", "v1", "deployments")
+        body = deployment("patient", 2)
+        body["spec"]["minReadySeconds"] = 5
+        await sim.store.create(D, body)
+        await quiesce()
+
+        def status() -> dict[str, Any]:
+            d = sim.store.get(D, NS, "patient") or {}
+            conds = {c["type"]: c["status"] for c in d["status"]["conditions"]}
+            return {"ready": d["status"]["readyReplicas"],
+                    "available": d["status"]["availableReplicas"],
+                    "Available": conds["Available"]}
+
+        assert status() == {"ready": 2, "available": 0, "Available": "False"}
+        await sim.clock.advance(4.9)
+        await quiesce()
+        assert status()["available"] == 0
+        await sim.clock.advance(0.2)
+        await quiesce()
+        assert status() == {"ready": 2, "available": 2, "Available": "True"}
+    finally:
+        await stop(sim)
