@@ -8,8 +8,8 @@ keys (from events, clock timers or retries) and drains them one at a time.
 
 Invariants: no task per event (a dict of dirty keys, bounded by the number of objects, plus
 clock timers); a Conflict re-reads and retries, a NotFound drops the key, any other error is
-logged and retried after `retry_delay` on the clock; CancelledError always propagates; nothing
-writes when the stored state already matches.
+logged and retried on the clock after `retry_delay`, doubling per failure up to 30 s;
+CancelledError always propagates; nothing writes when the stored state already matches.
 """
 
 from __future__ import annotations
@@ -34,6 +34,8 @@ K = TypeVar("K", bound=Hashable)
 
 #: Consecutive Conflicts on one key retried at once before backing off on the clock.
 _MAX_IMMEDIATE_CONFLICTS = 5
+#: Longest back-off before retrying a key that keeps failing.
+_MAX_BACKOFF = 30.0
 
 
 class SimRegistry(Protocol):
@@ -150,6 +152,7 @@ class Simulator(Generic[K]):
         self._resync_period = resync_period
         self._dirty: dict[K, None] = {}
         self._conflicts: dict[K, int] = {}
+        self._failures: dict[K, int] = {}
         self._wake = asyncio.Event()
         self._wake.set()
         self._resync_wanted = True
@@ -214,7 +217,7 @@ class Simulator(Generic[K]):
         try:
             await self.sync(key)
         except NotFound:
-            self._conflicts.pop(key, None)
+            self._settled(key)
         except Conflict:
             n = self._conflicts.get(key, 0) + 1
             self._conflicts[key] = n
@@ -222,18 +225,28 @@ class Simulator(Generic[K]):
                 self.add(key)
             else:
                 self._conflicts.pop(key, None)
-                self.add_after(key, self._retry_delay)
+                self._retry_later(key)
         except ApiError as err:  # refused (e.g. 403 in a terminating namespace): retry later
             self._conflicts.pop(key, None)
             self.log.warning("simulator write refused", key=str(key), code=err.code,
                              reason=err.reason, message=err.message)
-            self.add_after(key, self._retry_delay)
+            self._retry_later(key)
         except Exception:
             self._conflicts.pop(key, None)
             self.log.exception("simulator sync failed", key=str(key))
-            self.add_after(key, self._retry_delay)
+            self._retry_later(key)
         else:
-            self._conflicts.pop(key, None)
+            self._settled(key)
+
+    def _settled(self, key: K) -> None:
+        self._conflicts.pop(key, None)
+        self._failures.pop(key, None)
+
+    def _retry_later(self, key: K) -> None:
+        """Exponential back-off per key: retry_delay, doubling, at most _MAX_BACKOFF."""
+        n = self._failures.get(key, 0)
+        self._failures[key] = n + 1
+        self.add_after(key, min(self._retry_delay * 2 ** min(n, 16), _MAX_BACKOFF))
 
 
 async def pump(store: SimStore, clock: Clock, sims: Sequence[Simulator[Any]], *,

@@ -40,6 +40,7 @@ class Recorder(Simulator[str]):
         self.synced: list[str] = []
         self.resyncs = 0
         self.fail = fail or {}
+        self.always_fail: set[str] = set()
 
     def observe(self, event: str, rt: ResourceType, obj: Obj) -> None:
         self.seen.append(f"{event} {rt.plural}/{obj['metadata']['name']}")
@@ -53,6 +54,8 @@ class Recorder(Simulator[str]):
         error = self.fail.pop(key, None)
         if error is not None:
             raise error
+        if key in self.always_fail:
+            raise RuntimeError("still failing")
 
 
 def ev(event: str, rt: ResourceType, name: str) -> tuple[str, ResourceType, Obj]:
@@ -115,3 +118,31 @@ async def test_periodic_resync_only_when_configured() -> None:
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
+
+
+async def test_failing_keys_back_off_exponentially() -> None:
+    clock = FakeClock()
+    sim = Recorder(clock)
+    sim.always_fail.add("z")
+    task = asyncio.create_task(sim.run())
+    try:
+        sim.add("z")
+        await quiesce()
+        attempts = []
+        for _ in range(16):
+            await clock.advance(1.0)
+            await quiesce()
+            attempts.append(sim.synced.count("z"))
+        # first try at 0, then after 1, 2, 4, 8 seconds: at t = 1, 3, 7, 15
+        assert [t + 1 for t, n in enumerate(attempts) if n > (attempts[t - 1] if t else 1)] \
+            == [1, 3, 7, 15]
+        sim.always_fail.clear()
+        await clock.advance(16)
+        await quiesce()
+        n = sim.synced.count("z")
+        sim.add("z")  # a success resets the back-off
+        await quiesce()
+        assert sim.synced.count("z") == n + 1
+    finally:
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
