@@ -152,3 +152,12 @@ def removed(store: Store, crd: dict[str, Any]) -> None:
     store.registry.unregister_crd(crd["metadata"]["name"])
     store.drop_objects(served_gr(crd))
     store.hub.cut_resource(served_gr(crd))
+    group = (crd.get("spec") or {}).get("group")
+    for other in store.raw_items(CRD_GR):  # names it held may now be accepted elsewhere
+        if (other.get("spec") or {}).get("group") != group or \
+                other["metadata"].get("deletionTimestamp"):
+            continue
+        conditions = (other.get("status") or {}).get("conditions") or []
+        if any(c.get("type") == "NamesAccepted" and c.get("status") == "False"
+               for c in conditions):
+            established(store, other)

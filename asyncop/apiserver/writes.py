@@ -238,6 +238,11 @@ class Writer:
                 meta = obj["metadata"]
                 self._custom_pipeline(rt, obj, ctx)
         else:
+            uid = meta.get("uid")
+            if uid and uid != old_meta.get("uid"):
+                raise errors.invalid(rt, name, [errors.cause(
+                    "metadata.uid", "FieldValueInvalid",
+                    f"Invalid value: {errors.quote(uid)}: field is immutable")])
             restore_server_fields(meta, old_meta)
             if rt.has_status:
                 if "status" in old:

@@ -266,3 +266,27 @@ async def test_default_added_later_applies_on_read(srv: Srv) -> None:
         assert r.status == 200, await r.text()
     async with http.get(server.url + WIDGETS + "/w1") as r:
         assert (await _json(r))["spec"] == {"size": 1, "color": "red"}
+
+
+async def test_conflicting_crd_is_accepted_once_the_holder_is_gone(srv: Srv) -> None:
+    server, http = srv
+    spec = {**WIDGET_CRD["spec"], "names": {"plural": "gadgets", "kind": "Widget"}}
+    crd = {**WIDGET_CRD, "metadata": {"name": "gadgets.example.com"}, "spec": spec}
+    async with http.post(server.url + CRDS, json=crd) as r:
+        assert r.status == 201
+    async with http.delete(server.url + CRDS + "/widgets.example.com") as r:
+        assert r.status == 200
+    async with http.get(server.url + CRDS + "/gadgets.example.com") as r:
+        conditions = {c["type"]: c["status"] for c in (await _json(r))["status"]["conditions"]}
+    assert conditions == {"NamesAccepted": "True", "Established": "True"}
+    async with http.get(server.url + "/apis/example.com/v1/namespaces/default/gadgets") as r:
+        assert r.status == 200
+
+
+async def test_uid_is_immutable(srv: Srv) -> None:
+    server, http = srv
+    async with http.post(server.url + WIDGETS, json=widget("w1")) as r:
+        w = await _json(r)
+    w["metadata"]["uid"] = "00000000-0000-0000-0000-000000000000"
+    async with http.put(server.url + WIDGETS + "/w1", json=w) as r:
+        assert r.status == 422 and "field is immutable" in (await _json(r))["message"]
