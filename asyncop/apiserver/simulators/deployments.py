@@ -162,6 +162,10 @@ class DeploymentSimulator(Simulator[tuple[str, str]]):
             elif olds and _revision(new) <= max(_revision(rs) for rs in olds):
                 new["metadata"].setdefault("annotations", {})[REVISION] = str(top + 1)
                 new = await self.store.update(self.rs_rt, new)
+            min_ready = as_int(spec.get("minReadySeconds"), 0)
+            if as_int((new.get("spec") or {}).get("minReadySeconds"), 0) != min_ready:
+                new.setdefault("spec", {})["minReadySeconds"] = min_ready
+                new = await self.store.update(self.rs_rt, new)
             new, olds = await self._rollout(d, new, olds, want)
             await self._prune_history(d, olds)
         await self._write_status(d, new, olds, want, created)

@@ -298,5 +298,14 @@ async def test_min_ready_seconds_delays_availability() -> None:
         await sim.clock.advance(0.2)
         await quiesce()
         assert status() == {"ready": 2, "available": 2, "Available": "True"}
+
+        d = sim.store.get(D, NS, "patient")
+        assert d is not None
+        d["spec"]["minReadySeconds"] = 0  # propagates to the ReplicaSet without a new one
+        await sim.store.update(D, d)
+        await quiesce()
+        [rs] = sim.store.list(sim.rt("apps", "v1", "replicasets"), NS,
+                              label_selector={"app": "patient"})
+        assert rs["spec"]["minReadySeconds"] == 0
     finally:
         await stop(sim)
