@@ -63,34 +63,8 @@ class WatchRoutes:
                           queue_size=self.store.watch_queue_size)
         table = wants_table(request)
         projection = _projection(rt, metadata_only=wants_metadata(request))
-        # --- the synchronous start: read state and register the watcher together ---
-        first: list[bytes] = []
-        error: ApiError | None = None
-        current = self.store.resource_version
-        if send_initial or rv_text in ("", "0"):
-            for obj in self.store.raw_items(rt.gr, watcher.namespace):
-                if watcher.transition(_Added(obj)) == "ADDED":
-                    first.append(encode_line("ADDED", projection[1](obj)))
-            if send_initial:
-                first.append(encode_line("BOOKMARK", _bookmark(rt, current, initial_end=True)))
-        else:
-            try:
-                since = int(rv_text)
-            except ValueError:
-                raise errors.bad_request(f'invalid resource version "{rv_text}"') from None
-            if since > current:
-                error = errors.too_large_rv(since, current)
-            else:
-                events = self.store.hub.since(since)
-                if events is None:
-                    error = errors.expired(
-                        f"too old resource version: {since} ({self.store.hub.floor + 1})")
-                else:
-                    for event in events:
-                        if event.gr == rt.gr:
-                            kind = watcher.transition(event)
-                            if kind is not None:
-                                first.append(_line(event, kind, projection))
+        # the synchronous start: read state and register the watcher in one step
+        first, error = self._start(rt, watcher, rv_text, projection, send_initial=send_initial)
         if error is None:
             self.store.hub.add(watcher)
         response = web.StreamResponse(status=200)
@@ -125,6 +99,36 @@ class WatchRoutes:
             self.store.hub.remove(watcher)
             watcher.close()
         return response
+
+    def _start(self, rt: ResourceType, watcher: Watcher, rv_text: str, projection: Projection,
+               *, send_initial: bool) -> tuple[list[bytes], ApiError | None]:
+        """The lines that open the stream (initial ADDEDs or replayed history), or the
+        error event to send instead. Never awaits: no event can slip in between."""
+        first: list[bytes] = []
+        current = self.store.resource_version
+        if send_initial or rv_text in ("", "0"):
+            for obj in self.store.raw_items(rt.gr, watcher.namespace):
+                if watcher.transition(_Added(obj)) == "ADDED":
+                    first.append(encode_line("ADDED", projection[1](obj)))
+            if send_initial:
+                first.append(encode_line("BOOKMARK", _bookmark(rt, current, initial_end=True)))
+            return first, None
+        try:
+            since = int(rv_text)
+        except ValueError:
+            raise errors.bad_request(f'invalid resource version "{rv_text}"') from None
+        if since > current:
+            return [], errors.too_large_rv(since, current)
+        events = self.store.hub.since(since)
+        if events is None:
+            return [], errors.expired(
+                f"too old resource version: {since} ({self.store.hub.floor + 1})")
+        for event in events:
+            if event.gr == rt.gr:
+                kind = watcher.transition(event)
+                if kind is not None:
+                    first.append(_line(event, kind, projection))
+        return first, None
 
     async def _pump(self, response: web.StreamResponse, watcher: Watcher, rt: ResourceType,
                     state: dict[str, bool], timers: dict[str, Timer], *, bookmarks: bool,
