@@ -21,8 +21,9 @@ A non-zero exit code fails the pod for `OnFailure` too (no restart loop is simul
 
 A pod with `deletionTimestamp` is confirmed gone at once (the grace period is treated as
 elapsed), as a kubelet does with `DELETE ...?gracePeriodSeconds=0` once its containers stop.
-Nothing is ever executed on the host. Invariant: a pod only moves forward
-(Pending -> Running -> Succeeded/Failed); the simulator never rewrites a terminal pod.
+At start the simulator registers its Node (nodes.py). Nothing is ever executed on the host.
+Invariant: a pod only moves forward (Pending -> Running -> Succeeded/Failed); the simulator
+never rewrites a terminal pod.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ import ipaddress
 from dataclasses import dataclass
 from typing import Any
 
+from asyncop.api import NotFound
 from asyncop.apiserver.resources import ResourceType
 from asyncop.apiserver.simulators.base import (
     Obj,
@@ -44,6 +46,7 @@ from asyncop.apiserver.simulators.base import (
     uid_of,
 )
 from asyncop.apiserver.simulators.config import SimulatorConfig
+from asyncop.apiserver.simulators.nodes import ensure_node
 from asyncop.clock import Clock, Timer, format_time
 
 EXIT_CODE_ANNOTATION = "sim.asyncop.io/exit-code"
@@ -233,6 +236,10 @@ class PodSimulator(Simulator[tuple[str, str]]):
                          resync_period=config.resync_period)
         self.config = config
         self.rt: ResourceType = store.resolve("", "v1", "pods")
+        try:
+            self.node_rt: ResourceType | None = store.resolve("", "v1", "nodes")
+        except NotFound:
+            self.node_rt = None
         self._tracks: dict[str, _Track] = {}
         net = ipaddress.ip_network(config.pod_cidr, strict=False)
         self._pod_net = net
@@ -247,6 +254,9 @@ class PodSimulator(Simulator[tuple[str, str]]):
         self.add((ns_of(obj), name_of(obj)))
 
     async def resync(self) -> None:
+        if self.node_rt is not None:
+            await ensure_node(self.store, self.node_rt, self.config,
+                              format_time(self.clock.now()))
         for pod in self.store.list(self.rt):
             phase = (pod.get("status") or {}).get("phase")
             if phase not in TERMINAL or deleting(pod):

@@ -212,6 +212,8 @@ async def test_kubectl_rollout_status_and_namespace_deletion(server: ApiServer,
     rc, out = await kubectl(config, cache, "wait", "--for=condition=complete", "job/seed",
                             "-n", "shop", "--timeout=30s")
     assert rc == 0 and "condition met" in out, out
+    rc, out = await kubectl(config, cache, "get", "nodes", "-o", "name")
+    assert (rc, out.strip()) == (0, "node/asyncop-node"), out
     rc, out = await kubectl(config, cache, "get", "pvc", "data-db-1", "-n", "shop",
                             "-o", "jsonpath={.status.phase}")
     assert (rc, out) == (0, "Bound"), out

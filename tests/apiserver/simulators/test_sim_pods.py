@@ -192,3 +192,13 @@ async def test_a_status_written_by_someone_else_is_not_overwritten(fake_sim: Sim
     await quiesce()
     ready = [c for c in get(fake_sim, "manual")["status"]["conditions"] if c["type"] == "Ready"]
     assert ready[0]["status"] == "False"
+
+
+async def test_the_node_is_registered_ready(fake_sim: Sim) -> None:
+    node = fake_sim.store.get(fake_sim.rt("", "v1", "nodes"), None, "asyncop-node")
+    assert node is not None
+    conds = {c["type"]: c["status"] for c in node["status"]["conditions"]}
+    assert conds == {"Ready": "True", "MemoryPressure": "False", "DiskPressure": "False",
+                     "PIDPressure": "False"}
+    assert {"type": "InternalIP", "address": "172.18.0.2"} in node["status"]["addresses"]
+    assert node["metadata"]["labels"]["kubernetes.io/hostname"] == "asyncop-node"
