@@ -35,6 +35,12 @@ from asyncop.clock import Clock
 log = structlog.get_logger("asyncop.apiserver.http")
 
 PROTO_OPENAPI_CT = "application/com.github.proto-openapi.spec.v2.v1.0+protobuf"
+#: real subresources that need a kubelet or a network path: refused with a clear message
+UNSUPPORTED_SUBRESOURCES = frozenset({
+    ("pods", "exec"), ("pods", "attach"), ("pods", "portforward"), ("pods", "proxy"),
+    ("pods", "eviction"), ("pods", "binding"), ("pods", "ephemeralcontainers"),
+    ("pods", "resize"), ("services", "proxy"), ("nodes", "proxy"),
+})
 
 
 class Router:
@@ -142,6 +148,10 @@ class Router:
             raise errors.path_not_found()
         name = rest[1] if len(rest) >= 2 else None
         sub = rest[2] if len(rest) == 3 else ""
+        if (rt.plural, sub) in UNSUPPORTED_SUBRESOURCES and rt.group == "":
+            raise errors.bad_request(
+                f"{rt.plural}/{sub} is not supported by the asyncop embedded API server "
+                "(nothing runs on the simulated node)")
         if sub and not ((sub == "status" and rt.has_status) or (sub == "scale" and rt.scale)
                         or (sub == "finalize" and rt.gr == ("", "namespaces"))
                         or (sub == "log" and rt.gr == ("", "pods"))):

@@ -82,3 +82,11 @@ async def test_openapi_endpoints(apiserver_no_sim: ApiServer, http: aiohttp.Clie
     assert "api/v1" in index["paths"] and "apis/apps/v1" in index["paths"]
     async with http.get(url + "/openapi/v3/apis/apps/v1") as r:
         assert r.status == 200
+
+
+async def test_kubelet_subresources_fail_loudly(apiserver_no_sim: ApiServer,
+                                                http: aiohttp.ClientSession) -> None:
+    url = apiserver_no_sim.url + "/api/v1/namespaces/default/pods/p/exec?command=ls"
+    async with http.post(url) as r:
+        assert r.status == 400
+        assert "pods/exec is not supported" in (await r.json())["message"]
