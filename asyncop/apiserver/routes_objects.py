@@ -232,7 +232,7 @@ class ObjectRoutes:
         ctx = self._ctx(request, apply=is_apply)
         ns = t.namespace or ""
         old = self.store.raw_get(rt.gr, ns if rt.namespaced else "", t.name)
-        if old is None and not is_apply:
+        if old is None and (not is_apply or t.subresource):
             raise errors.not_found(rt, t.name)
         if t.subresource == "scale":
             if old is None:
