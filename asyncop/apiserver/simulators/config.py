@@ -7,6 +7,7 @@ off means nothing of its kind happens (pods stay Pending, services get no cluste
 
 from __future__ import annotations
 
+import ipaddress
 from dataclasses import dataclass
 
 
@@ -52,3 +53,15 @@ class SimulatorConfig:
     resync_period: float | None = None
     """If set, every simulator re-checks all of its objects this often. Off by default: the
     in-process subscription loses nothing, and a lost one (overflow) triggers a full resync."""
+
+    def __post_init__(self) -> None:
+        for name in ("pod_cidr", "service_cidr"):
+            try:
+                ipaddress.ip_network(getattr(self, name), strict=False)
+            except ValueError as err:
+                raise ValueError(f"SimulatorConfig.{name}: {err}") from None
+        lo, hi = self.node_port_range
+        if not 0 < lo <= hi < 65536:
+            raise ValueError(f"SimulatorConfig.node_port_range: {lo}-{hi} is not a port range")
+        if min(self.pod_start_delay, self.pod_run_duration, self.retry_delay) < 0:
+            raise ValueError("SimulatorConfig: delays must not be negative")

@@ -7,6 +7,7 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Any
 
+import pytest
 from simkit import Sim, quiesce, started, stop
 
 from asyncop.api import NotFound, status_body
@@ -130,3 +131,11 @@ async def test_a_simulator_whose_resource_is_not_served_is_skipped() -> None:
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
+
+
+@pytest.mark.parametrize("bad", [{"service_cidr": "10.96.0.0/33"}, {"pod_cidr": "nope"},
+                                 {"node_port_range": (32767, 30000)},
+                                 {"pod_start_delay": -1.0}])
+def test_config_is_validated(bad: dict[str, Any]) -> None:
+    with pytest.raises(ValueError, match="SimulatorConfig"):
+        SimulatorConfig(**bad)
