@@ -201,3 +201,17 @@ async def test_custom_resource_owner_takes_its_whole_tree(sim: Sim) -> None:
                      and get(sim, "gadget-cfg") is None
                      and not sim.store.list(P, NS, label_selector={"app": "gadget-app"}),
                      timeout=5, message="the gadget's tree collected")
+
+
+async def test_cluster_scoped_owner_of_namespaced_dependents(sim: Sim) -> None:
+    CR = sim.rt("rbac.authorization.k8s.io", "v1", "clusterroles")
+    CM = sim.rt("", "v1", "configmaps")
+    owner = await sim.store.create(CR, {"metadata": {"name": "viewer"}, "rules": []})
+    ref = {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+           "name": "viewer", "uid": owner["metadata"]["uid"]}
+    await sim.store.create(CM, {"metadata": {"name": "per-role", "namespace": NS,
+                                             "ownerReferences": [ref]}})
+    await quiesce()
+    assert get(sim, "per-role") is not None  # its owner is there
+    await sim.store.delete(CR, None, "viewer")
+    await gone(sim, "per-role")
