@@ -56,8 +56,7 @@ def _secret(obj: dict[str, Any], old: dict[str, Any] | None) -> None:
 
 
 def _pod(obj: dict[str, Any], old: dict[str, Any] | None) -> None:
-    if old is not None:
-        return
+    """Spec defaults apply to every write (as decoding does); status only on create."""
     spec = _spec(obj)
     spec.setdefault("restartPolicy", "Always")
     spec.setdefault("terminationGracePeriodSeconds", 30)
@@ -75,7 +74,8 @@ def _pod(obj: dict[str, Any], old: dict[str, Any] | None) -> None:
         container.setdefault("terminationMessagePath", "/dev/termination-log")
         container.setdefault("terminationMessagePolicy", "File")
         container.setdefault("resources", {})
-    obj["status"] = {"phase": "Pending", "qosClass": "BestEffort"}
+    if old is None:
+        obj["status"] = {"phase": "Pending", "qosClass": "BestEffort"}
 
 
 def _workload(obj: dict[str, Any], old: dict[str, Any] | None) -> None:

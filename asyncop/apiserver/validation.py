@@ -25,7 +25,7 @@ def validate(rt: ResourceType, obj: dict[str, Any], old: dict[str, Any] | None,
              ) -> list[StatusCause]:
     gr = rt.gr
     if gr == ("", "pods"):
-        return _pod(obj)
+        return _pod(obj) + (_pod_update(obj, old) if old is not None else [])
     if gr in (("apps", "deployments"), ("apps", "replicasets"), ("apps", "statefulsets"),
               ("apps", "daemonsets")):
         return _workload(obj, old)
@@ -62,6 +62,38 @@ def _pod(obj: dict[str, Any]) -> list[StatusCause]:
             out.append(cause(f"spec.containers[{i}].image", "FieldValueRequired",
                              "Required value"))
     return out
+
+
+_POD_MUTABLE = ("activeDeadlineSeconds", "tolerations", "terminationGracePeriodSeconds",
+                "schedulingGates")
+_POD_UPDATE_MSG = (
+    "Forbidden: pod updates may not change fields other than `spec.containers[*].image`,"
+    "`spec.initContainers[*].image`,`spec.activeDeadlineSeconds`,`spec.tolerations` (only "
+    "additions to existing tolerations),`spec.terminationGracePeriodSeconds` (allow it to be "
+    "set to 1 if it was previously negative)"
+)
+
+
+def _pod_update(obj: dict[str, Any], old: dict[str, Any]) -> list[StatusCause]:
+    """Most of a pod's spec is immutable. Binding (setting `nodeName` once, which the
+    scheduler does through pods/binding) is allowed here for the simulated scheduler."""
+    new_spec = dict(obj.get("spec") or {})
+    old_spec = dict(old.get("spec") or {})
+    for key in _POD_MUTABLE:
+        new_spec.pop(key, None)
+        old_spec.pop(key, None)
+    if not old_spec.get("nodeName"):
+        new_spec.pop("nodeName", None)
+        old_spec.pop("nodeName", None)
+    for field in ("containers", "initContainers"):
+        new_list = [dict(c, image=None) if isinstance(c, dict) else c
+                    for c in new_spec.get(field) or []]
+        old_list = [dict(c, image=None) if isinstance(c, dict) else c
+                    for c in old_spec.get(field) or []]
+        new_spec[field], old_spec[field] = new_list, old_list
+    if new_spec != old_spec:
+        return [cause("spec", "FieldValueForbidden", _POD_UPDATE_MSG)]
+    return []
 
 
 def _matches(selector: dict[str, Any], labels: dict[str, Any]) -> bool:

@@ -189,3 +189,22 @@ async def test_pod_log_is_empty(apiserver_no_sim: ApiServer,
     assert code == 400 and body["message"] == "container nope is not valid for pod p"
     code, _ = await _call(http, "GET", url + "/missing/log")
     assert code == 404
+
+
+async def test_pod_spec_is_mostly_immutable(apiserver_no_sim: ApiServer,
+                                            http: aiohttp.ClientSession) -> None:
+    url = apiserver_no_sim.url + NS + "/pods"
+    pod = {"metadata": {"name": "p"}, "spec": {"containers": [{"name": "c", "image": "x:1"}]}}
+    await _call(http, "POST", url, json=pod)
+    code, body = await _call(http, "PATCH", url + "/p", headers=MERGE,
+                             data=b'{"spec":{"restartPolicy":"Never"}}')
+    assert code == 422 and "pod updates may not change fields" in body["message"]
+    patch = b'{"spec":{"containers":[{"name":"c","image":"x:2"}]}}'
+    code, body = await _call(http, "PATCH", url + "/p", headers=MERGE, data=patch)
+    assert code == 200 and body["spec"]["containers"][0]["image"] == "x:2"
+    code, body = await _call(http, "PATCH", url + "/p", headers=MERGE,
+                             data=b'{"spec":{"nodeName":"node-1"}}')  # binding, once
+    assert code == 200
+    code, body = await _call(http, "PATCH", url + "/p", headers=MERGE,
+                             data=b'{"spec":{"nodeName":"node-2"}}')
+    assert code == 422
