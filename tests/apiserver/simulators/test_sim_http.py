@@ -205,6 +205,20 @@ async def test_kubectl_rollout_status_and_namespace_deletion(server: ApiServer,
                             "--timeout=30s")
     assert rc == 0, out
     assert 'deployment "web" successfully rolled out' in out
+    rc, out = await kubectl(config, cache, "set", "image", "deployment/web", "web=nginx:1.28",
+                            "-n", "shop")
+    assert rc == 0, out
+    rc, out = await kubectl(config, cache, "rollout", "status", "deployment/web", "-n", "shop",
+                            "--timeout=30s")
+    assert rc == 0 and "successfully rolled out" in out, out
+    rc, out = await kubectl(config, cache, "rollout", "undo", "deployment/web", "-n", "shop")
+    assert rc == 0 and "rolled back" in out, out
+    rc, out = await kubectl(config, cache, "rollout", "status", "deployment/web", "-n", "shop",
+                            "--timeout=30s")
+    assert rc == 0 and "successfully rolled out" in out, out
+    rc, out = await kubectl(config, cache, "get", "deployment/web", "-n", "shop", "-o",
+                            "jsonpath={.spec.template.spec.containers[0].image}")
+    assert (rc, out) == (0, "nginx:1.27"), out
     for workload in ("statefulset/db", "daemonset/agent"):
         rc, out = await kubectl(config, cache, "rollout", "status", workload, "-n", "shop",
                                 "--timeout=30s")
