@@ -8,7 +8,7 @@ tasks on stop. Each is switchable in `SimulatorConfig` (all on by default):
 - namespaces: empty a Terminating namespace, then finalize it                namespaces.py
 - deployments: Deployment -> ReplicaSet (rollouts) -> Pods, with status      deployments.py,
   replicasets.py
-- jobs, statefulsets, daemonsets: their pods and status                       jobs.py, ...
+- jobs, cronjobs, statefulsets, daemonsets: their Jobs/pods and status        jobs.py, ...
 - volumes: PersistentVolumeClaims bound to provisioned PersistentVolumes      volumes.py
 - endpoints: Endpoints for the pods a Service selects                         endpoints.py
 - pods: binding and the kubelet lifecycle Pending -> Running (-> Succeeded/Failed)  pods.py
@@ -29,6 +29,7 @@ from typing import Any
 from asyncop.api import NotFound
 from asyncop.apiserver.simulators.base import SimStore, Simulator, log, pump
 from asyncop.apiserver.simulators.config import SimulatorConfig
+from asyncop.apiserver.simulators.cronjobs import CronJobSimulator
 from asyncop.apiserver.simulators.daemonsets import DaemonSetSimulator
 from asyncop.apiserver.simulators.deployments import DeploymentSimulator
 from asyncop.apiserver.simulators.endpoints import EndpointsSimulator
@@ -53,6 +54,7 @@ _SIMULATORS: tuple[tuple[str, tuple[Factory, ...]], ...] = (
     ("namespaces", (NamespaceSimulator,)),
     ("deployments", (DeploymentSimulator, ReplicaSetSimulator)),
     ("jobs", (JobSimulator,)),
+    ("cronjobs", (CronJobSimulator,)),
     ("statefulsets", (StatefulSetSimulator,)),
     ("daemonsets", (DaemonSetSimulator,)),
     ("volumes", (VolumeBinder,)),

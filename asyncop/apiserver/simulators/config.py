@@ -27,6 +27,8 @@ class SimulatorConfig:
     """Endpoints objects listing the (ready / not ready) pods a Service selects."""
     jobs: bool = True
     """Job -> Pod controller with Complete/Failed conditions (Helm hooks wait on it)."""
+    cronjobs: bool = True
+    """CronJob -> Jobs on its schedule (clock time), with history limits."""
     statefulsets: bool = True
     """StatefulSet -> ordinal Pods, revisions and status."""
     daemonsets: bool = True
