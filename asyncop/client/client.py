@@ -166,7 +166,11 @@ class Client:
                 self._tmpdir = None
 
     def add_write_listener(self, cb: WriteListener) -> None:
-        """Call `cb(kind, obj_or_None, key)` after every successful write (None for delete)."""
+        """Call `cb(kind, obj_or_None, key)` after every successful write.
+
+        For a delete, `obj` is the object the server returned (still finalizing, or as
+        deleted, carrying the delete's resourceVersion), or None when it answered a Status.
+        """
         self._listeners.append(cb)
 
     # -- verbs --------------------------------------------------------------------------------
@@ -304,10 +308,13 @@ class Client:
         result = await self._call(
             "DELETE", kind.path(ns, name), body=orjson.dumps(options), idempotent=True
         )
-        self._notify(kind, None, f"{ns}/{name}" if ns else name)
+        key = f"{ns}/{name}" if ns else name
         if isinstance(result, dict) and result.get("kind") != "Status":
             obj: RawObject = result  # type: ignore[assignment]
+            # the object as deleted (or still finalizing): its resourceVersion is the write's
+            self._notify(kind, obj, key)
             return obj
+        self._notify(kind, None, key)
         return None
 
     async def watch(

@@ -4,10 +4,12 @@
 already running); reads (`get`, `list`, `by_index`) go to that informer's Store and return
 the cached dicts, which callers must not mutate (copy with `asyncop.api.deep_copy`).
 `wait_for_resource_version` gives read-your-own-writes: after a write returned
-resourceVersion N, it waits (bounded, on the Clock) until the cache holds N or newer.
+resourceVersion N, it waits (bounded, on the Clock) until the cache holds N or newer, or
+until the informer's stream has passed N while the key is absent (deleted after the write).
 
 Invariants: at most one Informer per Kind; `stop()` cancels every informer task and waits
-for it to finish; waiters are woken from the informer's event dispatch (no polling).
+for it to finish; waiters are woken by the informer's stream progress (no polling); a kind
+(or namespace) no informer watches raises `NotWatched` instead of waiting for nothing.
 """
 
 from __future__ import annotations
@@ -20,75 +22,13 @@ import structlog
 
 from asyncop.api import Kind, RawObject
 from asyncop.client import Client
-from asyncop.clock import Clock, wait_for
+from asyncop.clock import Clock
 from asyncop.runtime.informer import Informer
+from asyncop.runtime.progress import NotWatched
 from asyncop.runtime.store import NAMESPACE_INDEX
 
 log = structlog.get_logger("asyncop.cache")
 _Objects = list[RawObject]
-
-
-def _rv_reached(obj: RawObject | None, rv: str | None) -> bool:
-    """True when `obj` holds resourceVersion `rv` or newer (`rv=None`: when obj is absent)."""
-    if rv is None:
-        return obj is None
-    if obj is None:
-        return False
-    have = obj.get("metadata", {}).get("resourceVersion")
-    if have is None:
-        return False
-    try:
-        return int(have) >= int(rv)
-    except ValueError:
-        return have == rv
-
-
-class _Waiters:
-    """Futures waiting for a key of one Kind to reach a resourceVersion; an EventHandler."""
-
-    def __init__(self, informer: Informer) -> None:
-        self._informer = informer
-        self._by_key: dict[str, list[tuple[str | None, asyncio.Future[None]]]] = {}
-
-    def add(self, key: str, rv: str | None) -> asyncio.Future[None]:
-        fut: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        self._by_key.setdefault(key, []).append((rv, fut))
-        return fut
-
-    def discard(self, key: str, fut: asyncio.Future[None]) -> None:
-        waiting = self._by_key.get(key)
-        if waiting is None:
-            return
-        waiting[:] = [(rv, f) for rv, f in waiting if f is not fut]
-        if not waiting:
-            del self._by_key[key]
-
-    def _check(self, key: str) -> None:
-        waiting = self._by_key.get(key)
-        if not waiting:
-            return
-        obj = self._informer.store.get(key)
-        for rv, fut in waiting:
-            if not fut.done() and _rv_reached(obj, rv):
-                fut.set_result(None)
-
-    def on_add(self, obj: RawObject) -> None:
-        if self._by_key:
-            self._check(_key(obj))
-
-    def on_update(self, old: RawObject, new: RawObject) -> None:
-        if self._by_key:
-            self._check(_key(new))
-
-    def on_delete(self, obj: RawObject) -> None:
-        if self._by_key:
-            self._check(_key(obj))
-
-
-def _key(obj: RawObject) -> str:
-    meta = obj["metadata"]
-    ns = meta.get("namespace")
-    return f"{ns}/{meta['name']}" if ns else meta["name"]
 
 
 class Cache:
@@ -107,7 +47,6 @@ class Cache:
         )
         self._options = dict(informer_options or {})
         self._informers: dict[Kind, Informer] = {}
-        self._waiters: dict[Kind, _Waiters] = {}
         self._tasks: dict[Kind, asyncio.Task[None]] = {}
         self._started = False
 
@@ -121,10 +60,7 @@ class Cache:
             if kind.namespaced and self.namespaces is not None:
                 ns = set(self.namespaces)
             inf = Informer(self.client, kind, clock=self.clock, namespace=ns, **self._options)
-            waiters = _Waiters(inf)
-            inf.add_handler(waiters)
             self._informers[kind] = inf
-            self._waiters[kind] = waiters
             if self._started:
                 self._start(kind, inf)
         return inf
@@ -196,22 +132,15 @@ class Cache:
     async def wait_for_resource_version(
         self, kind: Kind, key: str, rv: str | None, *, timeout: float
     ) -> bool:
-        """Wait until the cached `key` has resourceVersion >= `rv` (rv=None: until absent).
+        """Wait until the cache reflects resourceVersion `rv` of `key` (rv=None: until absent).
 
-        Returns True when caught up, False when `timeout` (on the Clock) passed first or when
-        no informer watches `kind`.
+        Caught up when the cached object has `rv` or newer, or when the key is absent and the
+        informer has seen its stream pass `rv` (the object was deleted after that write).
+        Returns True when caught up, False when `timeout` (on the Clock) passed first; raises
+        `NotWatched` when no informer watches `kind` (or the key's namespace): a read that
+        never went through this cache has nothing to catch up with.
         """
         inf = self._informers.get(kind)
         if inf is None:
-            return False
-        if _rv_reached(inf.store.get(key), rv):
-            return True
-        waiters = self._waiters[kind]
-        fut = waiters.add(key, rv)
-        try:
-            await wait_for(self.clock, fut, timeout)
-            return True
-        except TimeoutError:
-            return False
-        finally:
-            waiters.discard(key, fut)
+            raise NotWatched(f"no informer watches {kind}")
+        return await inf.wait_for_resource_version(key, rv, timeout=timeout)

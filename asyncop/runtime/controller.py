@@ -17,11 +17,13 @@ structlog contextvars `controller`, `namespace`, `name`, `reconcile_id`.
 Read-your-own-writes (`asyncop.runtime.ownwrites`): with a `client`, a write listener records
 every object written during the reconcile of key R; before R's next reconcile the worker
 waits (bounded by `write_sync_timeout` on the clock) until the cache has seen each recorded
-resourceVersion (or the object's deletion), so a reconcile never acts on a cache older than
-its own last writes. A timeout only logs and proceeds; shutdown abandons such waits.
+resourceVersion (or its informer's stream passed it with the object gone, deleted since), so
+a reconcile never acts on a cache older than its own last writes. A timeout only logs and
+proceeds; shutdown abandons such waits.
 
 Cancelling `run()` stops taking new keys, lets in-flight reconciles finish within
-`grace_period` (on the clock), cancels what is left, and re-raises the cancellation.
+`grace_period` (on the clock; unset, the Manager's `graceful_shutdown_timeout`), cancels what
+is left, removes its event handlers from the informers, and re-raises the cancellation.
 """
 
 from __future__ import annotations
@@ -47,6 +49,8 @@ log = structlog.get_logger("asyncop.runtime.controller")
 
 WriteListener = Callable[[Kind, "RawObject | None", str], None]
 
+DEFAULT_GRACE_PERIOD = 10.0
+
 
 class Handler(Protocol):
     """An informer event handler (`asyncop.runtime.informer.EventHandler`)."""
@@ -58,8 +62,14 @@ class Handler(Protocol):
     def on_delete(self, obj: RawObject) -> None: ...
 
 
+class Registration(Protocol):
+    """What `Informer.add_handler` returns: `remove()` unregisters the handler."""
+
+    def remove(self) -> None: ...
+
+
 class InformerLike(Protocol):
-    def add_handler(self, handler: Handler) -> object: ...
+    def add_handler(self, handler: Handler) -> Registration | None: ...
 
 
 class CacheLike(Protocol):
@@ -86,6 +96,7 @@ class _Run:
     cache: CacheLike
     clock: Clock
     stats: ControllerStats | None
+    grace: float
     # Workers waiting for the cache to catch up (not yet reconciling): shutdown cancels them.
     catching_up: set[asyncio.Task[None]] = field(default_factory=set)
 
@@ -105,7 +116,7 @@ class Controller:
         workers: int = 1,
         rate_limiter: RateLimiter | None = None,
         recover_panic: bool = True,
-        grace_period: float = 10.0,
+        grace_period: float | None = None,
         write_sync_timeout: float = 5.0,
     ) -> None:
         if workers < 1:
@@ -117,7 +128,8 @@ class Controller:
         self.watches = tuple(watches)
         self.workers = workers
         self.recover_panic = recover_panic
-        self.grace_period = grace_period
+        self.grace_period: float | None = grace_period
+        """Drain bound on cancellation; None: the Manager's (else DEFAULT_GRACE_PERIOD)."""
         self.write_sync_timeout = write_sync_timeout
         self._rate_limiter = rate_limiter
         primaries = [w.kind for w in self.watches if w.target == "self"]
@@ -127,7 +139,6 @@ class Controller:
         self.queue: WorkQueue[str] | None = None
         self._running = False
         self._write_sources: list[WriteSource] = []
-        self._observed_caches: list[CacheLike] = []
         self._own_writes = OwnWrites(timeout=write_sync_timeout)
         # reconcile ids: uuid4 hex from a per-controller PRNG (os.urandom per id is slow).
         self._rng = random.Random()
@@ -142,13 +153,22 @@ class Controller:
         clock: Clock,
         metrics: Metrics | None = None,
         client: WriteSource | None = None,
+        grace_period: float | None = None,
     ) -> None:
-        """Run until cancelled; cancellation drains in-flight reconciles, then propagates."""
+        """Run until cancelled; cancellation drains in-flight reconciles, then propagates.
+
+        The drain is bounded by the controller's own `grace_period`, else by the one given
+        here (the Manager passes its `graceful_shutdown_timeout`), else 10 s. Every event
+        handler registered here is removed when `run()` ends, so a controller that is
+        started again (a regained lease) does not leave handlers behind.
+        """
         if self._running:
             raise RuntimeError(f"controller {self.name!r} is already running")
         self._running = True
+        grace = self.grace_period if self.grace_period is not None else grace_period
         try:
-            await self._run(cache=cache, clock=clock, metrics=metrics, client=client)
+            await self._run(cache=cache, clock=clock, metrics=metrics, client=client,
+                            grace=DEFAULT_GRACE_PERIOD if grace is None else grace)
         finally:
             self._running = False
 
@@ -159,6 +179,7 @@ class Controller:
         clock: Clock,
         metrics: Metrics | None,
         client: WriteSource | None,
+        grace: float,
     ) -> None:
         queue: WorkQueue[str] = WorkQueue(
             clock=clock,
@@ -168,14 +189,12 @@ class Controller:
         )
         self.queue = queue
         stats = metrics.controller(self.name, workers=self.workers) if metrics else None
-        rt = _Run(queue, cache, clock, stats)
-        for watch in self.watches:
-            cache.informer(watch.kind).add_handler(watch.handler(queue, primary=self.primary))
+        rt = _Run(queue, cache, clock, stats, grace)
+        registrations = [
+            cache.informer(w.kind).add_handler(w.handler(queue, primary=self.primary))
+            for w in self.watches
+        ]
         if client is not None:
-            if not any(c is cache for c in self._observed_caches):  # once per cache
-                for kind in dict.fromkeys(w.kind for w in self.watches):
-                    cache.informer(kind).add_handler(self._own_writes.observer(kind))
-                self._observed_caches.append(cache)
             if not any(c is client for c in self._write_sources):
                 client.add_write_listener(self._own_writes.listener)  # once per client
                 self._write_sources.append(client)
@@ -200,6 +219,9 @@ class Controller:
             raise
         finally:
             queue.shutdown()
+            for registration in registrations:
+                if registration is not None:
+                    registration.remove()
 
     async def _stop(self, rt: _Run, tasks: list[asyncio.Task[None]]) -> None:
         """Drain in-flight keys within the grace period, then cancel the workers."""
@@ -207,7 +229,7 @@ class Controller:
         for task in list(rt.catching_up):
             task.cancel()  # it has not started reconciling: nothing to drain
         try:
-            await wait_for(rt.clock, rt.queue.shutdown_with_drain(), self.grace_period)
+            await wait_for(rt.clock, rt.queue.shutdown_with_drain(), rt.grace)
         except TimeoutError:
             log.warning(
                 "grace period over, cancelling reconciles",

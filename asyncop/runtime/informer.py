@@ -17,23 +17,41 @@ neither the stream nor the other handlers (on overflow it catches up from the st
 `listeners`); a handler added late first receives an add for every object already cached.
 Objects get `apiVersion`/`kind` filled in (LIST items lack them) and pass through
 `transform` (default: drop `metadata.managedFields`) before caching.
+
+Progress: each namespace stream records when it last made progress (a LIST finished, a watch
+event or bookmark, a watch that ran to its timeout); `last_activity()` is the oldest of these
+(the quietest stream), so a watch that keeps failing shows up as a stall even though it is
+retried. The fallback relist after `RELIST_AFTER_FAILURES` failed watches refreshes the
+store but is not progress: the informer is still not watching.
+
+Read-your-own-writes: `wait_for_resource_version()` resolves against the stream's
+resourceVersion, not only the object's: a key absent from the store is caught up once its
+stream has passed the version (the object was deleted, or left the selection, after that
+write). `add_handler` returns a `Registration`; `remove()` (or `remove_handler`) unregisters
+it.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import inspect
 import random
 from collections.abc import Callable, Iterable
-from typing import Any, cast
+from typing import Any
 
 import structlog
 
 from asyncop.api import ApiError, Gone, Kind, RawObject, error_from_status, object_key
 from asyncop.client import Backoff, Client, TransportError
-from asyncop.clock import Clock
-from asyncop.runtime.listeners import AsyncEventHandler, AsyncListener, EventHandler, FuncHandler
+from asyncop.clock import Clock, wait_for
+from asyncop.runtime.listeners import (
+    AsyncEventHandler,
+    EventHandler,
+    FuncHandler,
+    Handlers,
+    Registration,
+)
+from asyncop.runtime.progress import NotWatched, VersionWaiters, rv_at_least
 from asyncop.runtime.store import NAMESPACE_INDEX, IndexFunc, Store
 
 log = structlog.get_logger("asyncop.informer")
@@ -43,6 +61,8 @@ __all__ = [
     "EventHandler",
     "FuncHandler",
     "Informer",
+    "NotWatched",
+    "Registration",
     "Transform",
     "strip_managed_fields",
 ]
@@ -117,17 +137,20 @@ class Informer:
         self.watch_timeout = watch_timeout
         self.backoff = backoff or Backoff(base=0.5, cap=30.0)
         self.store = Store(indexers=indexers)
-        self._handlers: list[EventHandler] = []
-        self._failing: set[str] = set()
-        self._async: list[AsyncListener] = []
-        self._listener_tasks: set[asyncio.Task[None]] = set()
         self._rv: dict[str | None, str] = {}
         self._listed: set[str | None] = set()
         self._synced = asyncio.Event()
-        self._activity: dict[str | None, float] = {}
+        self._activity: dict[str | None, float] = {}  # watchdog: reset on each watch attempt
+        self._progress: dict[str | None, float] = {}  # last success per stream
+        self._started_at: float | None = None
+        self._waiters = VersionWaiters()
         self._rand = random.Random()
         self._running = False
         self._log = log.bind(kind=str(kind))
+        self._dispatch = Handlers(self.store, log=self._log)
+        self._added = self._dispatch.added
+        self._updated = self._dispatch.updated
+        self._deleted = self._dispatch.deleted
 
     # -- public surface -----------------------------------------------------------------------
 
@@ -151,82 +174,104 @@ class Informer:
 
     def add_handler(
         self, handler: EventHandler | AsyncEventHandler, *, buffer: int = 10_000
-    ) -> None:
+    ) -> Registration:
         """Register a handler; it first gets an add for every object already cached.
 
         Sync handlers run inline and must not block. A handler with coroutine methods gets
         its own task and a buffer of `buffer` events, so a slow one never holds up the
         stream or the other handlers; if it falls further behind, its backlog is replaced by
-        a catch-up diff between what it was last told and the store.
+        a catch-up diff between what it was last told and the store. The returned
+        registration's `remove()` unregisters the handler (as does `remove_handler`).
         """
-        if inspect.iscoroutinefunction(handler.on_add):
-            async_handler = cast(AsyncEventHandler, handler)
-            listener = AsyncListener(async_handler, self.store, limit=buffer, log=self._log)
-            self._async.append(listener)
-            for obj in self.store.list():
-                listener.push("add", None, obj)
-            if self._running:
-                self._start_listener(listener)
-            return
-        sync_handler = cast(EventHandler, handler)
-        self._handlers.append(sync_handler)
-        for obj in self.store.list():
-            self._call(sync_handler.on_add, obj)
+        return self._dispatch.add(handler, buffer=buffer)
 
-    def _start_listener(self, listener: AsyncListener) -> None:
-        task = asyncio.create_task(listener.run())
-        self._listener_tasks.add(task)
-        task.add_done_callback(self._listener_tasks.discard)
+    def remove_handler(self, handler: object) -> bool:
+        """Unregister `handler` (compared by identity); False if it was not registered.
+
+        It receives no event after this returns; an async handler's task is cancelled.
+        """
+        return self._dispatch.remove(handler)
+
+    @property
+    def handler_count(self) -> int:
+        """How many handlers are registered (sync and async)."""
+        return len(self._dispatch)
+
+    def last_activity(self) -> float | None:
+        """Clock time (`clock.monotonic()`) of the last progress of the quietest stream.
+
+        Progress is a finished LIST, a watch event or bookmark, or a watch that ran to its
+        timeout; failed attempts are not progress, so a watch that keeps failing makes this
+        fall behind. A stream that never made progress counts from when `run()` started;
+        None before the informer ever ran.
+        """
+        started = self._started_at
+        if started is None:
+            return None
+        return min(self._progress.get(ns, started) for ns in self.namespaces)
+
+    async def wait_for_resource_version(
+        self, key: str, rv: str | None, *, timeout: float
+    ) -> bool:
+        """Wait until the cache reflects resourceVersion `rv` of `key` (rv=None: until absent).
+
+        Caught up when the cached object has `rv` or newer, or when the key is absent and its
+        stream has passed `rv` (deleted, or out of the selection, after that write). True
+        when caught up, False when `timeout` (on the clock) passed first; raises NotWatched
+        when the key lies outside this informer's namespaces.
+        """
+        stream = self._stream_of(key)
+        if self._reached(stream, key, rv):
+            return True
+        fut = self._waiters.add(stream, key, rv)
+        try:
+            await wait_for(self.clock, fut, timeout)
+            return True
+        except TimeoutError:
+            return False
+        finally:
+            self._waiters.discard(stream, fut)
+
+    def _stream_of(self, key: str) -> str | None:
+        if self.namespaces == [None]:
+            return None
+        ns, sep, _ = key.partition("/")
+        if sep and ns in self.namespaces:
+            return ns
+        raise NotWatched(f"{self.kind} informer does not watch {key!r}")
+
+    def _reached(self, stream: str | None, key: str, rv: str | None) -> bool:
+        obj = self.store.get(key)
+        if rv is None:
+            return obj is None
+        if obj is not None and rv_at_least(obj["metadata"].get("resourceVersion"), rv):
+            return True
+        return stream in self._listed and rv_at_least(self._rv.get(stream), rv)
+
+    def _progressed(self, ns: str | None, now: float) -> None:
+        self._progress[ns] = now
+        if self._waiters:
+            self._waiters.check(ns, self._reached)
 
     async def run(self) -> None:
         """List and watch until cancelled (each namespace scope in its own loop)."""
         if self._running:
             raise RuntimeError(f"informer for {self.kind} is already running")
         self._running = True
-        for listener in self._async:
-            self._start_listener(listener)
+        if self._started_at is None:
+            self._started_at = self.clock.monotonic()
+        self._dispatch.start()
         tasks = [asyncio.create_task(self._reflect(ns)) for ns in self.namespaces]
         if self.resync_period:
             tasks.append(asyncio.create_task(self._resync(self.resync_period)))
         try:
             await asyncio.gather(*tasks)
         finally:
-            tasks.extend(self._listener_tasks)
+            tasks.extend(self._dispatch.stop())
             for task in tasks:
                 task.cancel()
             await asyncio.gather(*tasks, return_exceptions=True)
             self._running = False
-
-    # -- dispatch -----------------------------------------------------------------------------
-
-    def _call(self, fn: Callable[..., None], *args: RawObject) -> None:
-        try:
-            fn(*args)
-        except Exception as exc:
-            # the first failure of a handler is logged with its traceback, repeats without
-            name = getattr(fn, "__qualname__", type(fn).__qualname__)
-            first = name not in self._failing
-            self._failing.add(name)
-            self._log.error("event handler failed", handler=name, error=repr(exc),
-                            exc_info=exc if first else None)
-
-    def _added(self, obj: RawObject) -> None:
-        for h in self._handlers:
-            self._call(h.on_add, obj)
-        for listener in self._async:
-            listener.push("add", None, obj)
-
-    def _updated(self, old: RawObject, new: RawObject) -> None:
-        for h in self._handlers:
-            self._call(h.on_update, old, new)
-        for listener in self._async:
-            listener.push("update", old, new)
-
-    def _deleted(self, obj: RawObject) -> None:
-        for h in self._handlers:
-            self._call(h.on_delete, obj)
-        for listener in self._async:
-            listener.push("delete", None, obj)
 
     def _prepare(self, obj: dict[str, Any]) -> RawObject:
         obj.setdefault("apiVersion", self.kind.api_version)
@@ -238,16 +283,18 @@ class Informer:
 
     async def _reflect(self, ns: str | None) -> None:
         need_list = True
+        watch_failing = False  # a relist forced by a failing watch is recovery, not progress
         attempt = 0
         retry_after: float | None = None
         while True:
             try:
                 if need_list:
-                    await self._list_and_sync(ns)
+                    await self._list_and_sync(ns, progress=not watch_failing)
                     need_list = False
                 healthy = await self._watch_guarded(ns)
                 if healthy:
                     attempt = 0
+                    watch_failing = False
                     continue
                 reason = "watch ended without events"
             except Gone as exc:
@@ -262,8 +309,10 @@ class Informer:
                 retry_after = exc.retry_after
                 # the server forgot our version (e.g. restarted with fresh storage), or the
                 # watch keeps failing: start over from a fresh list
-                if _too_large_rv(exc) or attempt + 1 >= RELIST_AFTER_FAILURES:
+                if _too_large_rv(exc):
                     need_list = True
+                elif attempt + 1 >= RELIST_AFTER_FAILURES:
+                    need_list = watch_failing = True
             except TransportError as exc:
                 reason = repr(exc)
             except Exception as exc:
@@ -279,7 +328,7 @@ class Informer:
                               reason=reason, delay=round(delay, 3), attempt=attempt)
             await self.clock.sleep(delay)
 
-    async def _list_and_sync(self, ns: str | None) -> None:
+    async def _list_and_sync(self, ns: str | None, *, progress: bool = True) -> None:
         items: list[dict[str, Any]] = []
         cont: str | None = None
         while True:
@@ -296,6 +345,10 @@ class Informer:
         self._sync(ns, items)
         self._rv[ns] = rv
         self._listed.add(ns)
+        if progress:
+            self._progressed(ns, self.clock.monotonic())
+        elif self._waiters:
+            self._waiters.check(ns, self._reached)
         if not self._synced.is_set() and len(self._listed) == len(self.namespaces):
             self._synced.set()
             self._log.info("informer synced", objects=len(self.store))
@@ -364,7 +417,7 @@ class Informer:
         )
         async with contextlib.aclosing(stream):  # the response is released on any exit
             async for event in stream:
-                self._activity[ns] = self.clock.monotonic()
+                now = self._activity[ns] = self.clock.monotonic()
                 events += 1
                 typ = event.get("type")
                 raw = event.get("object") or {}
@@ -374,6 +427,7 @@ class Informer:
                 if typ == "BOOKMARK":
                     if rv:
                         self._rv[ns] = str(rv)
+                    self._progressed(ns, now)
                     continue
                 obj = self._prepare(raw)
                 if typ == "DELETED":
@@ -387,8 +441,13 @@ class Informer:
                         self._updated(old, obj)
                 if rv:
                     self._rv[ns] = str(rv)
+                self._progressed(ns, now)
         # a stream that ends at once without a single event is treated like an error
-        return events > 0 or self.clock.monotonic() - started >= 1.0
+        now = self.clock.monotonic()
+        healthy = events > 0 or now - started >= 1.0
+        if healthy:
+            self._progressed(ns, now)  # a watch that ran to its end made progress too
+        return healthy
 
     async def _resync(self, period: float) -> None:
         await self._synced.wait()

@@ -5,15 +5,17 @@ Invariants: an async handler gets events in order from a bounded buffer drained 
 (never a task per event); when the buffer overflows its backlog is dropped and replaced by a
 catch-up diff between what the handler was last told and the store, so a slow handler ends up
 with the same view as everyone else; a raising handler is logged and never stops the feed.
+`Informer.add_handler` returns a `Registration` whose `remove()` unregisters the handler.
 """
 
 from __future__ import annotations
 
 import asyncio
+import inspect
 from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any, Literal, Protocol
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol, cast
 
 from asyncop.api import RawObject, object_key
 from asyncop.runtime.store import Store
@@ -57,6 +59,17 @@ class FuncHandler:
         if self.delete is not None:
             self.delete(obj)
 
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Registration:
+    """What `Informer.add_handler` returns: `remove()` unregisters the handler (idempotent)."""
+
+    handler: object
+    _remove: Callable[[object], object] = field(repr=False)
+
+    def remove(self) -> None:
+        self._remove(self.handler)
 
 
 Op = Literal["add", "update", "delete"]
@@ -138,3 +151,103 @@ class AsyncListener:
             self.told.pop(key, None)
         else:
             self.told[key] = new
+
+
+class Handlers:
+    """The handlers of one informer: registration, removal, and in-order dispatch.
+
+    The handler lists are copy-on-write, so a handler may add or remove handlers (itself
+    included) while an event is being dispatched.
+    """
+
+    def __init__(self, store: Store, *, log: Any) -> None:
+        self.store = store
+        self.log = log
+        self._sync: list[EventHandler] = []
+        self._async: list[AsyncListener] = []
+        self._tasks: dict[AsyncListener, asyncio.Task[None]] = {}
+        self._failing: set[str] = set()
+        self._running = False
+
+    def __len__(self) -> int:
+        return len(self._sync) + len(self._async)
+
+    def add(self, handler: EventHandler | AsyncEventHandler, *, buffer: int) -> Registration:
+        registration = Registration(handler, self.remove)
+        if inspect.iscoroutinefunction(handler.on_add):
+            listener = AsyncListener(cast(AsyncEventHandler, handler), self.store,
+                                     limit=buffer, log=self.log)
+            self._async = [*self._async, listener]
+            for obj in self.store.list():
+                listener.push("add", None, obj)
+            if self._running:
+                self._start(listener)
+            return registration
+        sync_handler = cast(EventHandler, handler)
+        self._sync = [*self._sync, sync_handler]
+        for obj in self.store.list():
+            self._call(sync_handler.on_add, obj)
+        return registration
+
+    def remove(self, handler: object) -> bool:
+        if any(h is handler for h in self._sync):
+            self._sync = [h for h in self._sync if h is not handler]
+            return True
+        for listener in self._async:
+            if listener.handler is handler:
+                self._async = [x for x in self._async if x is not listener]
+                task = self._tasks.pop(listener, None)
+                if task is not None:
+                    task.cancel()
+                return True
+        return False
+
+    def start(self) -> None:
+        """Start a task per async handler (and for those added later, until `stop`)."""
+        self._running = True
+        for listener in self._async:
+            self._start(listener)
+
+    def stop(self) -> list[asyncio.Task[None]]:
+        """Stop starting tasks; returns the running ones for the caller to cancel and await."""
+        self._running = False
+        return list(self._tasks.values())
+
+    def _start(self, listener: AsyncListener) -> None:
+        task = asyncio.create_task(listener.run())
+        self._tasks[listener] = task
+
+        def finished(_: object) -> None:
+            if self._tasks.get(listener) is task:
+                del self._tasks[listener]
+
+        task.add_done_callback(finished)
+
+    def _call(self, fn: Callable[..., None], *args: RawObject) -> None:
+        try:
+            fn(*args)
+        except Exception as exc:
+            # the first failure of a handler is logged with its traceback, repeats without
+            name = getattr(fn, "__qualname__", type(fn).__qualname__)
+            first = name not in self._failing
+            self._failing.add(name)
+            self.log.error("event handler failed", handler=name, error=repr(exc),
+                           exc_info=exc if first else None)
+
+    def added(self, obj: RawObject) -> None:
+        for h in self._sync:
+            self._call(h.on_add, obj)
+        for listener in self._async:
+            listener.push("add", None, obj)
+
+    def updated(self, old: RawObject, new: RawObject) -> None:
+        for h in self._sync:
+            self._call(h.on_update, old, new)
+        for listener in self._async:
+            listener.push("update", old, new)
+
+    def deleted(self, obj: RawObject) -> None:
+        for h in self._sync:
+            self._call(h.on_delete, obj)
+        for listener in self._async:
+            listener.push("delete", None, obj)

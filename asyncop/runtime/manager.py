@@ -13,7 +13,8 @@ Invariants:
   so their event handlers, run only while leading (at once without leader election); losing
   the lease cancels every controller at once, and with `exit_on_lost_lease` makes `wait()` raise
   `LeaderElectionLost` (the CLI then exits non-zero, like controller-runtime).
-- Shutdown order: controllers (drained within `graceful_shutdown_timeout`), informers,
+- Shutdown order: controllers (drained within `graceful_shutdown_timeout`, which is also each
+  controller's `grace_period` unless it set its own), informers,
   recorders (flushed), the lease (released), the HTTP server, the client (if owned).
 - No global state; signal handlers only with `install_signal_handlers=True` (the CLI).
   Every task the Manager starts is tracked and awaited by `stop()`: nothing is left pending.
@@ -45,7 +46,7 @@ from asyncop.runtime.server import ProbeServer
 log = structlog.get_logger("asyncop.manager")
 
 STALL_FACTOR = 3.0
-"""An informer is stalled after this many watchdog periods without a live watch."""
+"""An informer is stalled after this many watchdog periods without progress."""
 
 
 class Runnable(Protocol):
@@ -55,7 +56,7 @@ class Runnable(Protocol):
 
     async def run(
         self, *, cache: Cache, clock: Clock, metrics: Metrics | None = None,
-        client: Client | None = None,
+        client: Client | None = None, grace_period: float | None = None,
     ) -> None: ...
 
 
@@ -311,7 +312,8 @@ class Manager:
     def _start_controller(self, c: Runnable) -> None:
         if c.name in self._controller_tasks:
             return
-        coro = c.run(cache=self.cache, clock=self.clock, metrics=self.metrics, client=self.client)
+        coro = c.run(cache=self.cache, clock=self.clock, metrics=self.metrics, client=self.client,
+                     grace_period=self.graceful_shutdown_timeout)
         task = asyncio.create_task(self._guard(c.name, coro), name=f"controller:{c.name}")
         self._controller_tasks[c.name] = task
 
@@ -352,11 +354,12 @@ class Manager:
         return None if self.cache.has_synced else "informer caches not synced"
 
     def _informers_live(self) -> str | None:
-        """Unhealthy when a started informer had no live watch for 3 watchdog periods."""
+        """Unhealthy when a started informer made no progress (no LIST, watch event or
+        bookmark) for 3 watchdog periods: its watch keeps failing, or hangs."""
         now = self.clock.monotonic()
         for kind, inf in self.cache.informers().items():
-            watchdog = getattr(inf, "watchdog_timeout", None)
-            last = _last_activity(inf)
+            watchdog = inf.watchdog_timeout
+            last = inf.last_activity()
             if watchdog and last is not None and now - last > STALL_FACTOR * watchdog:
                 return f"informer {kind.resource} has had no live watch for {now - last:.0f}s"
         return None
@@ -388,16 +391,6 @@ class Manager:
     async def _close_client(self) -> None:
         if self._owns_client:
             await self.client.close()
-
-
-def _last_activity(informer: object) -> float | None:
-    """When the informer's quietest watch stream last made progress (clock.monotonic())."""
-    public = getattr(informer, "last_activity", None)
-    if callable(public):
-        value = public()
-        return float(value) if value is not None else None
-    streams = getattr(informer, "_activity", None)  # until Informer exposes last_activity()
-    return min(streams.values()) if isinstance(streams, dict) and streams else None
 
 
 async def _cancel(task: asyncio.Task[Any]) -> None:

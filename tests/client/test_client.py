@@ -235,6 +235,12 @@ async def test_write_listener_sees_every_successful_write(client: Client) -> Non
         (CONFIGMAP, "default/l", patched["metadata"]["resourceVersion"]),
         (CONFIGMAP, "default/l", None),
     ]
+    # a delete that leaves the object finalizing reports it, with the delete's version
+    await client.create(CONFIGMAP, {**cm("f"), "metadata": {
+        "name": "f", "namespace": "default", "finalizers": ["example.com/hold"]}})
+    finalizing = await client.delete(CONFIGMAP, "f")
+    assert finalizing is not None and finalizing["metadata"].get("deletionTimestamp")
+    assert calls[-1] == (CONFIGMAP, "default/f", finalizing["metadata"]["resourceVersion"])
 
 
 async def test_close_closes_both_sessions(server: ApiServer) -> None:

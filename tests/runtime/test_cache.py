@@ -18,6 +18,7 @@ from asyncop.apiserver import ApiServer
 from asyncop.client import Client, ClientConfig
 from asyncop.clock import RealClock
 from asyncop.runtime.cache import Cache
+from asyncop.runtime.progress import NotWatched
 from asyncop.testing import FakeClock
 
 
@@ -137,8 +138,58 @@ async def test_wait_for_resource_version(cache: Any) -> None:
     src.send(CONFIGMAP, "DELETED", newer)
     await clock.settle()
     assert waiter.result() is True
-    # a kind nobody watches: nothing to wait for
-    assert await c.wait_for_resource_version(NAMESPACE, "x", "1", timeout=5) is False
+    # a kind nobody watches: nothing to wait for, and that is not a timeout
+    with pytest.raises(NotWatched):
+        await c.wait_for_resource_version(NAMESPACE, "x", "1", timeout=5)
+
+
+async def test_an_object_deleted_after_our_write_needs_no_timeout(cache: Any) -> None:
+    """The cache never shows the written version of an object deleted since: the wait is
+    settled by the informer's stream passing that version (no clock time passes)."""
+    c, src, clock = cache
+    src.obj(CONFIGMAP, "a")
+    src.obj(CONFIGMAP, "b")
+    c.informer(CONFIGMAP)
+    await c.start()
+    await c.wait_for_sync()
+    await clock.settle()
+    written = src.obj(CONFIGMAP, "a")  # our write: rv 13, not yet seen by the cache
+    rv = written["metadata"]["resourceVersion"]
+    waiter = asyncio.create_task(c.wait_for_resource_version(CONFIGMAP, "default/a", rv,
+                                                             timeout=5))
+    await clock.settle()
+    assert not waiter.done()
+    gone = src.obj(CONFIGMAP, "a")  # deleted right after, at rv 14: rv 13 is never cached
+    src.send(CONFIGMAP, "DELETED", gone)
+    await clock.settle()
+    assert waiter.done() and waiter.result() is True and clock.monotonic() == 0
+    # the delete was already seen when the wait starts: done at once
+    assert await c.wait_for_resource_version(CONFIGMAP, "default/a", rv, timeout=5)
+    # an absent key waits until the stream passes the version, whatever object moved it
+    waiter = asyncio.create_task(c.wait_for_resource_version(CONFIGMAP, "default/a", "16",
+                                                             timeout=5))
+    await clock.settle()
+    src.send(CONFIGMAP, "MODIFIED", src.obj(CONFIGMAP, "b"))  # rv 15
+    await clock.settle()
+    assert not waiter.done()
+    src.streams[CONFIGMAP].put_nowait(
+        {"type": "BOOKMARK", "object": {"metadata": {"resourceVersion": "16"}}})
+    await clock.settle()
+    assert waiter.done() and waiter.result() is True and clock.monotonic() == 0
+
+
+async def test_a_namespace_outside_the_cache_is_not_watched() -> None:
+    src, clock = Source(), FakeClock()
+    c = Cache(src, clock=clock, namespaces=["default"])  # type: ignore[arg-type]
+    c.informer(CONFIGMAP)
+    await c.start()
+    try:
+        await c.wait_for_sync()
+        with pytest.raises(NotWatched):
+            await c.wait_for_resource_version(CONFIGMAP, "elsewhere/a", "1", timeout=5)
+        assert await c.wait_for_resource_version(CONFIGMAP, "default/a", "5", timeout=5)
+    finally:
+        await c.stop()
 
 
 async def test_read_your_own_writes_against_the_server() -> None:

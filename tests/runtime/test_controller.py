@@ -20,7 +20,7 @@ from asyncop.client import Client, ClientConfig
 from asyncop.clock import Clock
 from asyncop.runtime.cache import Cache
 from asyncop.runtime.controller import Controller, Handler, WriteListener
-from asyncop.runtime.handlers import for_, label_selector, owns
+from asyncop.runtime.handlers import for_, generation_changed, label_selector, owns
 from asyncop.runtime.metrics import Metrics
 from asyncop.runtime.reconcile import Result, TerminalError, reconciler
 from asyncop.testing import FakeClock, eventually
@@ -410,32 +410,40 @@ async def test_next_reconcile_waits_for_the_cache_to_see_own_writes() -> None:
         assert len(seen) == 3
 
 
-async def test_an_object_deleted_after_our_write_releases_the_wait() -> None:
-    clock, cache, client = FakeClock(), FakeCache(), FakeClient()
-    times: dict[str, list[float]] = {}
+async def test_an_object_deleted_after_our_write_costs_no_wait() -> None:
+    """Real ApiServer, Client and Cache on a FakeClock: the reconcile writes the object, then
+    it is deleted; the cache never shows the written version, yet the next reconcile runs at
+    once (the informer's stream passed that version), not after `write_sync_timeout`."""
+    clock = FakeClock()
+    times: list[float] = []
+    async with ApiServer(simulators=False) as server, \
+            Client(ClientConfig(host=server.url), max_retries=0) as client, \
+            Client(ClientConfig(host=server.url), max_retries=0) as other:
+        cache = Cache(client, clock=clock)
 
-    async def fn(req: Request) -> None:
-        times.setdefault(req.key, []).append(clock.monotonic())
-        if len(times[req.key]) == 1:
-            client.write(FOO, req.key)  # e.g. its status: rv 101 for "a", 102 for "old"
+        async def fn(req: Request) -> None:
+            times.append(clock.monotonic())
+            if len(times) == 1:
+                await client.patch(CONFIGMAP, req.name, {"data": {"v": "1"}},
+                                   namespace=req.namespace)
+                # deleted by someone else before our informer saw the patch
+                await other.delete(CONFIGMAP, req.name, namespace=req.namespace)
 
-    ctrl = Controller("foo", reconciler(fn), watches=[for_(FOO)], write_sync_timeout=5.0)
-    async with running(ctrl, cache, clock, client=client):
-        cache.informer(FOO).add(foo("a"))
-        cache.informer(FOO).add(foo("old"))
-        await clock.settle()
-        gone = foo("a")
-        gone["metadata"]["resourceVersion"] = "105"  # deleted after our write of rv 101
-        cache.informer(FOO).delete(gone)
-        await clock.settle()
-        assert times["ns/a"] == [0.0, 0.0]  # the cache will never show rv 101: no wait
-        stale = foo("old")
-        stale["metadata"]["resourceVersion"] = "50"  # a previous incarnation's delete
-        cache.informer(FOO).delete(stale)
-        await clock.settle()
-        assert times["ns/old"] == [0.0]  # still waiting for rv 102
-        await clock.advance(5.0)
-        assert times["ns/old"] == [0.0, 5.0]
+        # updates are filtered out: only the delete enqueues the next reconcile
+        ctrl = Controller("deleter", reconciler(fn),
+                          watches=[for_(CONFIGMAP, generation_changed)], write_sync_timeout=60.0)
+        await cache.start()
+        task = asyncio.create_task(ctrl.run(cache=cache, clock=clock, client=client))
+        try:
+            await client.create(CONFIGMAP, {"metadata": {"name": "a", "namespace": "default"}})
+            await eventually(lambda: len(times) >= 2, timeout=10)
+            assert cache.get(CONFIGMAP, "a", "default") is None
+        finally:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+            await cache.stop()
+    assert set(times) == {0.0}  # no virtual time passed: nothing waited for the timeout
 
 
 async def test_own_write_wait_is_bounded_on_the_clock() -> None:

@@ -330,6 +330,80 @@ async def test_overflowing_async_handler_catches_up_from_the_store(env: Any) -> 
     assert slow.view == store_view(inf) == {"a": "104", "c": "103", "d": "106"}
 
 
+async def test_removed_handlers_get_no_more_events(env: Any) -> None:
+    src, clock, tasks = env
+    src.put("a")
+    inf = make(src, clock)
+    kept, dropped, slow = Recorder(), Recorder(), SlowHandler()
+    inf.add_handler(kept)
+    registration = inf.add_handler(dropped)
+    inf.add_handler(slow)
+    slow.gate.set()
+    assert inf.handler_count == 3
+    start(inf, tasks)
+    await inf.wait_for_sync()
+    await clock.settle()
+    assert slow.ops == [("add", "a")]
+    registration.remove()
+    registration.remove()  # idempotent
+    assert inf.remove_handler(slow) is True
+    assert inf.remove_handler(slow) is False
+    assert inf.handler_count == 1
+    src.send("ADDED", src.put("b"))
+    await clock.settle()
+    assert [e[1] for e in kept.events] == ["a", "b"]
+    assert [e[1] for e in dropped.events] == ["a"]
+    assert slow.ops == [("add", "a")]  # its task was stopped too
+
+
+async def test_a_handler_may_remove_itself_while_an_event_is_dispatched(env: Any) -> None:
+    src, clock, tasks = env
+    inf = make(src, clock)
+    after = Recorder()
+    seen: list[str] = []
+
+    def once(obj: RawObject) -> None:
+        seen.append(obj["metadata"]["name"])
+        inf.remove_handler(handler)
+
+    handler = FuncHandler(add=once)
+    inf.add_handler(handler)
+    inf.add_handler(after)
+    start(inf, tasks)
+    await inf.wait_for_sync()
+    await clock.settle()
+    src.send("ADDED", src.put("a"))
+    src.send("ADDED", src.put("b"))
+    await clock.settle()
+    assert seen == ["a"]
+    assert [e[1] for e in after.events] == ["a", "b"]  # the next handler still got "a"
+
+
+async def test_last_activity_is_progress_not_attempts(env: Any) -> None:
+    src, clock, tasks = env
+    inf = make(src, clock)
+    assert inf.last_activity() is None
+    await clock.advance(5.0)
+    start(inf, tasks)
+    await inf.wait_for_sync()
+    await clock.settle()
+    assert inf.last_activity() == 5.0  # the LIST
+    await clock.advance(10.0)
+    src.send("BOOKMARK", {"kind": "ConfigMap", "metadata": {"resourceVersion": "300"}})
+    await clock.settle()
+    assert inf.last_activity() == 15.0  # a bookmark is progress
+    for _ in range(8):  # the watch keeps failing (and relists after 5 failures)
+        src.streams[-1].put_nowait(ServerError(status_body(500, "watch broken")))
+        await clock.settle()
+        await clock.advance(clock.next_deadline() - clock.monotonic())  # type: ignore[operator]
+        await clock.settle()
+    assert len(src.pages) >= 2 and clock.monotonic() > 30.0
+    assert inf.last_activity() == 15.0  # retries and fallback relists are not
+    src.send("ADDED", src.put("a"))
+    await clock.settle()
+    assert inf.last_activity() == clock.monotonic()
+
+
 async def test_resync_redelivers_updates(env: Any) -> None:
     src, clock, tasks = env
     src.put("a")

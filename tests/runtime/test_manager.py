@@ -274,7 +274,12 @@ async def test_signal_handlers_only_when_asked(server: ApiServer) -> None:
         assert signal.SIGTERM not in getattr(loop, "_signal_handlers", {})
 
 
-async def test_healthz_fails_while_an_informer_watch_is_stalled(client: Client) -> None:
+async def test_healthz_fails_while_an_informer_watch_keeps_failing(
+    server: ApiServer, client: Client
+) -> None:
+    """Every watch of the embedded server is refused (503) while virtual time passes: the
+    informer retries (and relists) all along, but makes no progress, so /healthz fails once
+    3 watchdog periods went by; it recovers when the watch works again."""
     clock = FakeClock()
     mgr = Manager(client=client, clock=clock, health_probe_bind_address="127.0.0.1:0")
     mgr.add(stamping_controller(mgr))
@@ -282,23 +287,54 @@ async def test_healthz_fails_while_an_informer_watch_is_stalled(client: Client) 
         await make_cm(client, "x")
         await eventually(lambda: stamp_of(client, "x"))
         hp = f"http://127.0.0.1:{mgr.health_port}/healthz?verbose"
-        async with http.get(hp) as r:
-            assert r.status == 200 and "[+]informers ok" in await r.text()
+
+        async def healthz() -> tuple[int, str]:
+            async with http.get(hp) as r:
+                return r.status, await r.text()
+
+        status, text = await healthz()
+        assert status == 200 and "[+]informers ok" in text
         informer = mgr.cache.informers()[CONFIGMAP]
-        # An informer reports when its watch last made progress; this one stops at t=0.
-        informer.last_activity = lambda: 0.0  # type: ignore[attr-defined]
         watchdog = informer.watchdog_timeout
-        assert watchdog is not None
-        await clock.advance(3 * watchdog - 1)
-        async with http.get(hp) as r:
-            assert r.status == 200
+        assert watchdog is not None and informer.last_activity() is not None
+        faults = server.faults
+        faults.fail(verb="watch", status=503, count=None)
+        faults.cut_watches()
+        await eventually(lambda: faults.injected >= 1)  # the first rewatch was refused
+        stalled_from = informer.last_activity()
+        assert stalled_from is not None
+        # step virtual time by the backoff cap, letting each retry really fail in between
+        while clock.monotonic() + 30 < stalled_from + 3 * watchdog - 1:
+            failed = faults.injected
+            await clock.advance(30)
+            await eventually(lambda failed=failed: faults.injected > failed)
+        await clock.run_until(stalled_from + 3 * watchdog - 1)
+        assert informer.last_activity() == stalled_from  # retries are not progress
+        status, text = await healthz()
+        assert status == 200, text
         await clock.advance(2)
-        async with http.get(hp) as r:
-            text = await r.text()
-            assert r.status == 500 and "[-]informers failed" in text and "configmaps" in text
-        informer.last_activity = clock.monotonic  # type: ignore[attr-defined]
-        async with http.get(hp) as r:
-            assert r.status == 200
+        status, text = await healthz()
+        assert status == 500 and "[-]informers failed" in text and "configmaps" in text
+        # the watch works again: once a retry gets an event through, /healthz recovers
+        faults.clear()
+        beats = 0
+
+        async def recovered() -> bool:
+            nonlocal beats
+            if informer.last_activity() != stalled_from:
+                return True
+            beats += 1
+            assert beats < 200, "the informer did not recover"
+            await client.patch(CONFIGMAP, "x", {"data": {"beat": str(beats)}},
+                               namespace="default")
+            await clock.advance(1)
+            return False
+
+        await eventually(recovered, timeout=20)
+        status, text = await healthz()
+        assert status == 200 and "[+]informers ok" in text
+        await make_cm(client, "after")
+        assert await eventually(lambda: stamp_of(client, "after")) == mgr.identity
 
 
 async def test_reacquires_and_restarts_controllers_when_not_exiting(client: Client) -> None:
@@ -307,14 +343,23 @@ async def test_reacquires_and_restarts_controllers_when_not_exiting(client: Clie
     mgr.add(stamping_controller(mgr))
     async with mgr:
         await eventually(lambda: mgr.is_leader)
-        lease = await client.get(LEASE, "mgr-test", namespace="default")
-        lease["spec"]["holderIdentity"] = "usurper"  # takes over, then dies without renewing
-        await client.update(LEASE, lease)
-        await advance_until(clock, lambda: not mgr.is_leader, limit=LE.retry_period + 1)
-        await make_cm(client, "while-lost")
-        assert await stamp_of(client, "while-lost") is None
-        await advance_until(clock, lambda: mgr.is_leader, limit=LE.lease_duration + 3)
-        assert await eventually(lambda: stamp_of(client, "while-lost")) == "mgr-e"
+        informer = mgr.cache.informer(CONFIGMAP)
+        await eventually(lambda: mgr.running_controllers == ["stamper"])
+        leading_handlers = informer.handler_count
+        assert leading_handlers >= 1
+        for round_ in range(2):  # lose and regain the lease twice
+            lease = await client.get(LEASE, "mgr-test", namespace="default")
+            lease["spec"]["holderIdentity"] = "usurper"  # takes over, dies without renewing
+            await client.update(LEASE, lease)
+            await advance_until(clock, lambda: not mgr.is_leader, limit=LE.retry_period + 1)
+            # the stopped controller took its event handlers with it
+            assert informer.handler_count == leading_handlers - 1
+            await make_cm(client, f"while-lost-{round_}")
+            assert await stamp_of(client, f"while-lost-{round_}") is None
+            await advance_until(clock, lambda: mgr.is_leader, limit=LE.lease_duration + 3)
+            assert await eventually(lambda r=round_: stamp_of(client, f"while-lost-{r}")) == (
+                "mgr-e")
+            assert informer.handler_count == leading_handlers  # no handler leaked
         spec = (await client.get(LEASE, "mgr-test", namespace="default"))["spec"]
         assert spec["holderIdentity"] == "mgr-e"
 
@@ -396,3 +441,49 @@ async def test_lost_lease_interrupts_in_flight_reconciles_at_once(client: Client
         assert mgr.running_controllers == []
         with pytest.raises(LeaderElectionLost):
             await mgr.wait()
+
+
+async def test_graceful_shutdown_timeout_is_the_controllers_grace_period(
+    client: Client
+) -> None:
+    """A controller without its own grace period drains for the Manager's
+    `graceful_shutdown_timeout` (30 s here, not the 10 s default); one with its own keeps it."""
+    clock = FakeClock()
+    mgr = Manager(client=client, clock=clock, graceful_shutdown_timeout=30.0)
+    started: dict[str, asyncio.Event] = {"patient": asyncio.Event(), "hasty": asyncio.Event()}
+    outcome: dict[str, str] = {}
+
+    def slow(name: str) -> Controller:
+        async def reconcile(req: Request) -> Result:
+            if req.name != name:
+                return Result()
+            started[name].set()
+            try:
+                await clock.sleep(20.0)
+            except asyncio.CancelledError:
+                outcome[name] = "cancelled"
+                raise
+            await client.patch(CONFIGMAP, req.name, {"metadata": {"annotations": {
+                STAMP: "drained"}}}, namespace=req.namespace)
+            outcome[name] = "finished"
+            return Result()
+
+        grace = 1.0 if name == "hasty" else None
+        return Controller(name, reconciler(reconcile), watches=[for_(CONFIGMAP)],
+                          grace_period=grace)
+
+    mgr.add(slow("patient"))
+    mgr.add(slow("hasty"))
+    await mgr.start()
+    await make_cm(client, "patient")
+    await make_cm(client, "hasty")
+    await eventually(lambda: all(e.is_set() for e in started.values()))
+    stopping = asyncio.create_task(mgr.stop())
+    await advance_until(clock, lambda: "hasty" in outcome, limit=2)
+    assert outcome == {"hasty": "cancelled"}
+    await clock.advance(12.0)  # past the 10 s default: the patient one still drains
+    assert not stopping.done() and "patient" not in outcome
+    await advance_until(clock, lambda: stopping.done(), limit=10)
+    await stopping
+    assert outcome == {"hasty": "cancelled", "patient": "finished"}
+    assert await stamp_of(client, "patient") == "drained"
