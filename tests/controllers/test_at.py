@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Any
 
-from ctlenv import NS, Cluster
+from ctlenv import NS, Cluster, start_cluster
 
 from asyncop.api import Kind, RawObject
 from asyncop.api.kinds import EVENT, POD
@@ -14,7 +14,7 @@ from asyncop.controllers.at import FINALIZER, at_controller
 from asyncop.controllers.kinds import AT
 from asyncop.runtime.leader import LeaderElectionConfig
 from asyncop.runtime.manager import Manager
-from asyncop.testing import eventually
+from asyncop.testing import FakeClock, eventually
 
 
 def _at(name: str, schedule: str, command: str = "echo YAY") -> RawObject:
@@ -162,7 +162,12 @@ async def test_crash_between_running_and_pod_create_creates_one_pod(cluster: Clu
         await cluster.wait(AT, "crashed", _phase("DONE"))
 
 
-async def test_vanished_pod_is_never_recreated(cluster: Cluster) -> None:
+async def test_vanished_pod_is_never_recreated(clock: FakeClock) -> None:
+    async with start_cluster(clock, pod_run_duration=3600) as cluster:
+        await _vanish(cluster)
+
+
+async def _vanish(cluster: Cluster) -> None:
     async with cluster.manager(at_controller):
         await cluster.client.create(AT, _at("vanish", "2019-04-12T10:12:00Z"))
         await cluster.wait(POD, "vanish-pod", lambda p: True)
@@ -273,3 +278,26 @@ async def test_a_foreign_pod_with_the_name_is_not_taken_over(cluster: Cluster) -
         pod = await cluster.get(POD, "mine-pod")
         assert pod is not None and pod["metadata"]["uid"] == created["metadata"]["uid"]
         assert not pod["metadata"].get("ownerReferences")
+
+
+async def test_at_survives_api_errors_and_cut_watches_with_one_run(cluster: Cluster) -> None:
+    faults = cluster.server.faults
+    faults.fail(verb="create", path="/api/v1/namespaces/default/pods$", status=500, count=2)
+    faults.fail(verb="update", path="/ats/flaky/status", status=503, count=1)
+    async with cluster.manager(at_controller):
+        await cluster.client.create(AT, _at("flaky", "2019-04-12T10:12:00Z"))
+        # Client retries and the work queue's backoff run on the clock: drive it.
+        await cluster.drive(lambda: cluster.get(POD, "flaky-pod"))
+        assert faults.injected == 3
+        faults.cut_watches()
+        faults.expire_history()
+        done = await cluster.drive(lambda: _done(cluster, "flaky"))
+        assert done["status"]["result"] == "Succeeded"
+        assert [p["metadata"]["name"] for p in await cluster.items(POD)] == ["flaky-pod"]
+        created = await eventually(lambda: cluster.events("flaky", "PodCreated"), timeout=10)
+        assert sum(e.get("count", 1) for e in created) == 1
+
+
+async def _done(cluster: Cluster, name: str) -> RawObject | None:
+    at = await cluster.get(AT, name)
+    return at if at is not None and _phase("DONE")(at) else None
