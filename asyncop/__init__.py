@@ -1,40 +1,148 @@
 """asyncop: an asyncio toolkit for Kubernetes operators, with an embedded API server.
 
-Only the public names are exported here; see README.md for the reading order.
+The names a newcomer needs, all importable from here (`from asyncop import Manager`):
+
+- the reconcile contract: `Request`, `Result`, `Reconciler`, `TerminalError`, `reconciler`;
+- what to watch: `for_`, `owns`, `watches` and the predicates `generation_changed`,
+  `resource_version_changed`, `label_selector`, `annotation_changed`;
+- running it: `Controller`, `Manager`, `LeaderElectionConfig`;
+- talking to the cluster: `Client`, `ClientConfig`, `load_config`, and the cache the
+  controllers share: `Cache`, `Informer`, `Store`, `WorkQueue`, `EventRecorder`, `Metrics`;
+- data and time: `Kind`, `RawObject`, `Clock`, `RealClock`, and the `ApiError` tree.
+
+Reading order: README → this file → `runtime/reconcile.py` → a controller in
+`controllers/` → `runtime/controller.py` → `runtime/workqueue.py` → `runtime/informer.py` +
+`store.py` → `runtime/manager.py` → `cli.py`.
+
+Invariant: `import asyncop` stays cheap. The pure data (`asyncop.api`) and the clock load at
+once; the runtime and client names (which pull in aiohttp and kubernetes_asyncio) load on
+first access, so `import asyncop.apiserver` or `asyncop.api` does not pay for them. This
+module is the package root, outside the import-linter layers; nothing below `cli` imports it.
 """
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
 
 from asyncop.api import (
     AlreadyExists,
     ApiError,
+    BadRequest,
     Conflict,
     Forbidden,
     Gone,
     Invalid,
     Kind,
+    MethodNotAllowed,
     NotFound,
     RawObject,
     Request,
     ServerError,
     TooManyRequests,
+    Unauthorized,
+    UnsupportedMediaType,
 )
 from asyncop.clock import Clock, RealClock
 
+if TYPE_CHECKING:
+    from asyncop.client import Client, ClientConfig, load_config
+    from asyncop.runtime import (
+        Cache,
+        Controller,
+        EventRecorder,
+        Informer,
+        LeaderElectionConfig,
+        Manager,
+        Metrics,
+        Reconciler,
+        Result,
+        Store,
+        TerminalError,
+        WorkQueue,
+        annotation_changed,
+        for_,
+        generation_changed,
+        label_selector,
+        owns,
+        reconciler,
+        resource_version_changed,
+        watches,
+    )
+
 __version__ = "0.1.0"
+
+_LAZY: dict[str, str] = {
+    "Client": "asyncop.client",
+    "ClientConfig": "asyncop.client",
+    "load_config": "asyncop.client",
+    **{
+        name: "asyncop.runtime"
+        for name in (
+            "Cache", "Controller", "EventRecorder", "Informer", "LeaderElectionConfig",
+            "Manager", "Metrics", "Reconciler", "Result", "Store", "TerminalError",
+            "WorkQueue", "annotation_changed", "for_", "generation_changed",
+            "label_selector", "owns", "reconciler", "resource_version_changed", "watches",
+        )
+    },
+}
+
+
+def __getattr__(name: str) -> Any:
+    """Load a runtime or client name on first access (PEP 562), then keep it here."""
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'asyncop' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_LAZY})
+
 
 __all__ = [
     "AlreadyExists",
     "ApiError",
+    "BadRequest",
+    "Cache",
+    "Client",
+    "ClientConfig",
     "Clock",
     "Conflict",
+    "Controller",
+    "EventRecorder",
     "Forbidden",
     "Gone",
+    "Informer",
     "Invalid",
     "Kind",
+    "LeaderElectionConfig",
+    "Manager",
+    "MethodNotAllowed",
+    "Metrics",
     "NotFound",
     "RawObject",
     "RealClock",
+    "Reconciler",
     "Request",
+    "Result",
     "ServerError",
+    "Store",
+    "TerminalError",
     "TooManyRequests",
+    "Unauthorized",
+    "UnsupportedMediaType",
+    "WorkQueue",
     "__version__",
+    "annotation_changed",
+    "for_",
+    "generation_changed",
+    "label_selector",
+    "load_config",
+    "owns",
+    "reconciler",
+    "resource_version_changed",
+    "watches",
 ]
