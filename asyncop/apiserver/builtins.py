@@ -55,16 +55,14 @@ def _secret(obj: dict[str, Any], old: dict[str, Any] | None) -> None:
             data[key] = base64.b64encode(str(value).encode()).decode()
 
 
-def _pod(obj: dict[str, Any], old: dict[str, Any] | None) -> None:
-    """Spec defaults apply to every write (as decoding does); status only on create."""
-    spec = _spec(obj)
+def _pod_spec(spec: dict[str, Any]) -> None:
+    """kube's PodSpec defaults (SetDefaults_PodSpec/Container), shared by pods and templates."""
     spec.setdefault("restartPolicy", "Always")
     spec.setdefault("terminationGracePeriodSeconds", 30)
     spec.setdefault("dnsPolicy", "ClusterFirst")
     spec.setdefault("schedulerName", "default-scheduler")
     spec.setdefault("securityContext", {})
-    spec.setdefault("serviceAccountName", "default")
-    for container in (spec.get("containers") or []) + (spec.get("initContainers") or []):
+    for container in _list(spec.get("containers")) + _list(spec.get("initContainers")):
         if not isinstance(container, dict):
             continue
         image = str(container.get("image", ""))
@@ -74,32 +72,83 @@ def _pod(obj: dict[str, Any], old: dict[str, Any] | None) -> None:
         container.setdefault("terminationMessagePath", "/dev/termination-log")
         container.setdefault("terminationMessagePolicy", "File")
         container.setdefault("resources", {})
+        for port in _list(container.get("ports")):
+            if isinstance(port, dict):
+                port.setdefault("protocol", "TCP")
+
+
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
+def _pod(obj: dict[str, Any], old: dict[str, Any] | None) -> None:
+    """Spec defaults apply to every write (as decoding does); status only on create."""
+    spec = _spec(obj)
+    _pod_spec(spec)
+    spec.setdefault("serviceAccountName", "default")  # the ServiceAccount admission plugin
     if old is None:
         obj["status"] = {"phase": "Pending", "qosClass": "BestEffort"}
+
+
+def _template(spec: dict[str, Any]) -> None:
+    """Pod template defaults of a workload (its `spec.template.spec`, when present)."""
+    template = spec.get("template")
+    if isinstance(template, dict) and isinstance(template.get("spec"), dict):
+        _pod_spec(template["spec"])
 
 
 def _workload(obj: dict[str, Any], old: dict[str, Any] | None) -> None:
     spec = _spec(obj)
     spec.setdefault("replicas", 1)
     spec.setdefault("revisionHistoryLimit", 10)
+    _template(spec)
+
+
+def _statefulset(obj: dict[str, Any], old: dict[str, Any] | None) -> None:
+    _workload(obj, old)
+    spec = _spec(obj)
+    spec.setdefault("podManagementPolicy", "OrderedReady")
+    strategy = spec.setdefault("updateStrategy", {"type": "RollingUpdate"})
+    if isinstance(strategy, dict) and strategy.get("type", "RollingUpdate") == "RollingUpdate":
+        strategy.setdefault("type", "RollingUpdate")
+        strategy.setdefault("rollingUpdate", {"partition": 0})
+
+
+def _daemonset(obj: dict[str, Any], old: dict[str, Any] | None) -> None:
+    spec = _spec(obj)
+    spec.setdefault("revisionHistoryLimit", 10)
+    strategy = spec.setdefault("updateStrategy", {"type": "RollingUpdate"})
+    if isinstance(strategy, dict) and strategy.get("type", "RollingUpdate") == "RollingUpdate":
+        strategy.setdefault("type", "RollingUpdate")
+        strategy.setdefault("rollingUpdate", {"maxUnavailable": 1, "maxSurge": 0})
+    _template(spec)
 
 
 def _deployment(obj: dict[str, Any], old: dict[str, Any] | None) -> None:
     _workload(obj, old)
     spec = _spec(obj)
     spec.setdefault("progressDeadlineSeconds", 600)
-    spec.setdefault("strategy", {"type": "RollingUpdate",
-                                 "rollingUpdate": {"maxUnavailable": "25%", "maxSurge": "25%"}})
+    strategy = spec.setdefault("strategy", {"type": "RollingUpdate"})
+    if isinstance(strategy, dict) and strategy.get("type", "RollingUpdate") == "RollingUpdate":
+        strategy.setdefault("type", "RollingUpdate")
+        rolling = strategy.setdefault("rollingUpdate", {})
+        if isinstance(rolling, dict):
+            rolling.setdefault("maxUnavailable", "25%")
+            rolling.setdefault("maxSurge", "25%")
 
 
 def _replicaset(obj: dict[str, Any], old: dict[str, Any] | None) -> None:
-    _spec(obj).setdefault("replicas", 1)
+    spec = _spec(obj)
+    spec.setdefault("replicas", 1)
+    _template(spec)
 
 
 def _service(obj: dict[str, Any], old: dict[str, Any] | None) -> None:
     spec = _spec(obj)
     spec.setdefault("type", "ClusterIP")
     spec.setdefault("sessionAffinity", "None")
+    if spec.get("type") != "ExternalName":
+        spec.setdefault("internalTrafficPolicy", "Cluster")
     if spec.get("type") in ("NodePort", "LoadBalancer"):
         spec.setdefault("externalTrafficPolicy", "Cluster")
     for port in spec.get("ports") or []:
@@ -123,7 +172,8 @@ _DEFAULTS: dict[tuple[str, str], Any] = {
     ("", "pods"): _pod,
     ("", "services"): _service,
     ("apps", "deployments"): _deployment,
-    ("apps", "statefulsets"): _workload,
+    ("apps", "statefulsets"): _statefulset,
+    ("apps", "daemonsets"): _daemonset,
     ("apps", "replicasets"): _replicaset,
     ("apiextensions.k8s.io", "customresourcedefinitions"): _crd,
 }

@@ -41,6 +41,11 @@ def validate_crd(crd: dict[str, Any]) -> list[StatusCause]:
     return crds.validate_crd(crd)
 
 
+def validate_crd_update(new: dict[str, Any], old: dict[str, Any]) -> list[StatusCause]:
+    """`validate_crd(new)` plus kube's update rules (immutable group/scope, stored versions)."""
+    return crds.validate_crd_update(new, old)
+
+
 def resource_types(crd: dict[str, Any]) -> list[ResourceType]:
     return crds.resource_types(crd)
 
@@ -117,10 +122,13 @@ def json_patch(doc: dict[str, Any], ops: list[Any]) -> dict[str, Any]:
 
 
 def server_side_apply(live: dict[str, Any] | None, applied: dict[str, Any], *, manager: str,
-                      force: bool, now: str, subresource: str = "") -> dict[str, Any]:
+                      force: bool, now: str, subresource: str = "",
+                      ignore_fields: tuple[str, ...] = (),
+                      schema: dict[str, Any] | None = None) -> dict[str, Any]:
     try:
         return apply.server_side_apply(live, applied, manager=manager, force=force, now=now,
-                                       operation_subresource=subresource)
+                                       operation_subresource=subresource,
+                                       ignore_fields=ignore_fields, schema=schema)
     except apply.ApplyConflict as exc:
         raise ApplyConflicts(list(exc.conflicts), message=exc.message,
                              causes=[dict(c) for c in exc.causes]) from exc
@@ -129,9 +137,11 @@ def server_side_apply(live: dict[str, Any] | None, applied: dict[str, Any], *, m
 
 
 def record_update(old: dict[str, Any] | None, new: dict[str, Any], *, manager: str, now: str,
-                  subresource: str = "") -> None:
-    """Record `manager` as the owner of the fields this non-apply write changed."""
-    apply.record_update(old, new, manager=manager, now=now, subresource=subresource)
+                  subresource: str = "", schema: dict[str, Any] | None = None) -> None:
+    """Record `manager` as the owner of the fields this non-apply write changed (`schema`:
+    a custom resource version's openAPIV3Schema, for its list types)."""
+    apply.record_update(old, new, manager=manager, now=now, subresource=subresource,
+                        schema=schema)
 
 
 def protobuf_decode(body: bytes) -> dict[str, Any]:

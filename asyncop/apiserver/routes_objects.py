@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import orjson
 from aiohttp import web
 
 from asyncop.apiserver import errors, extensions, listing, paths
@@ -29,39 +28,29 @@ from asyncop.apiserver.http import (
 )
 from asyncop.apiserver.resources import ResourceType
 from asyncop.apiserver.selectors import matcher, parse_field_selector, parse_label_selector
-from asyncop.apiserver.storage import Store, as_version, copy_obj
+from asyncop.apiserver.storage import Store, copy_obj
+from asyncop.apiserver.views import Views
 from asyncop.apiserver.writes import WriteContext, Writer
 
 
 class ObjectRoutes:
     def __init__(self, store: Store) -> None:
         self.store = store
-        self._defaults_cache: dict[int, tuple[dict[str, Any], bool]] = {}
+        self._views = Views()
 
     @property
     def writer(self) -> Writer:
         return self.store.writer
 
     def view(self, rt: ResourceType, obj: dict[str, Any]) -> dict[str, Any]:
-        """A stored object as served through `rt` (version rewrite + read-time defaults)."""
-        out = as_version(obj, rt)
-        if rt.is_custom and rt.schema and self._has_defaults(rt.schema):
-            out = copy_obj(out)
-            extensions.schema_defaults(out, rt.schema)
-        return out
-
-    def _has_defaults(self, schema: dict[str, Any]) -> bool:
-        key = id(schema)
-        found = self._defaults_cache.get(key)
-        if found is None or found[0] is not schema:
-            found = (schema, b'"default"' in orjson.dumps(schema))
-            self._defaults_cache[key] = found
-        return found[1]
+        """A stored object as served through `rt` (see `views`)."""
+        return self._views.view(rt, obj)
 
     def _ctx(self, request: web.Request, *, apply: bool = False) -> WriteContext:
         manager = None if apply else field_manager(request)
         return WriteContext(dry_run=dry_run(request), field_validation=field_validation(request),
-                            manager=manager, explicit_manager="fieldManager" in request.query)
+                            manager=manager, explicit_manager="fieldManager" in request.query,
+                            applied=apply)
 
     def _respond(self, request: web.Request, rt: ResourceType, obj: dict[str, Any], *,
                  status: int = 200, ctx: WriteContext | None = None) -> web.Response:
@@ -248,7 +237,9 @@ class ObjectRoutes:
                 merged = extensions.server_side_apply(
                     copy_obj(self.view(rt, old)) if old is not None else None, patch,
                     manager=manager, force=(force or "").lower() == "true",
-                    now=self.store.now(), subresource=t.subresource)
+                    now=self.store.now(), subresource=t.subresource,
+                    ignore_fields=("status",) if rt.has_status and not t.subresource else (),
+                    schema=rt.schema if rt.is_custom else None)
             except extensions.ApplyConflicts as exc:
                 raise _apply_conflict(rt, t.name, exc) from exc
             except extensions.PatchFailed as exc:

@@ -22,6 +22,7 @@ from asyncop.apiserver.http import Target, partial_metadata, wants_metadata, wan
 from asyncop.apiserver.resources import ResourceType
 from asyncop.apiserver.selectors import matcher, parse_field_selector, parse_label_selector
 from asyncop.apiserver.storage import Store, as_version
+from asyncop.apiserver.views import Views
 from asyncop.apiserver.watch import Event, View, Watcher, encode_line
 from asyncop.clock import Clock, Timer
 
@@ -33,6 +34,7 @@ class WatchRoutes:
         self.store = store
         self.clock = clock
         self.bookmark_interval = bookmark_interval
+        self._views = Views()
 
     async def watch(self, request: web.Request, t: Target) -> web.StreamResponse:
         rt = t.rt
@@ -62,7 +64,7 @@ class WatchRoutes:
                           name=name, match=matcher(labels, fields),
                           queue_size=self.store.watch_queue_size)
         table = wants_table(request)
-        projection = _projection(rt, metadata_only=wants_metadata(request))
+        projection = _projection(rt, self._views, metadata_only=wants_metadata(request))
         # the synchronous start: read state and register the watcher in one step
         first, error = self._start(rt, watcher, rv_text, projection, send_initial=send_initial)
         if error is None:
@@ -184,15 +186,21 @@ class WatchRoutes:
 Projection = tuple[str, View]
 
 
-def _projection(rt: ResourceType, *, metadata_only: bool) -> Projection:
+def _projection(rt: ResourceType, views: Views, *, metadata_only: bool) -> Projection:
     """(cache key, view) turning a stored object into what this watch sends."""
     if metadata_only:
         return ("meta.k8s.io/v1:PartialObjectMetadata", partial_metadata)
+    if not rt.is_custom:
+        def view(obj: dict[str, Any]) -> dict[str, Any]:
+            return as_version(obj, rt)
 
-    def view(obj: dict[str, Any]) -> dict[str, Any]:
-        return as_version(obj, rt)
+        return (rt.api_version, view)
 
-    return (rt.api_version, view)
+    def custom_view(obj: dict[str, Any]) -> dict[str, Any]:
+        return views.view(rt, obj)
+
+    # a CRD update replaces its ResourceTypes: key the cached line by the schema too
+    return (f"{rt.api_version}#{id(rt.schema)}", custom_view)
 
 
 def _line(event: Event, kind: str, projection: Projection) -> bytes:

@@ -48,6 +48,9 @@ class WriteContext:
     #: the object already has managedFields (so ownership moves away from appliers).
     manager: str | None = None
     explicit_manager: bool = False
+    #: the body is the result of a server-side apply: its managedFields are authoritative
+    #: (also on the status subresource, whose other metadata is reset from the stored object)
+    applied: bool = False
     warnings: list[str] = field(default_factory=list)
 
 
@@ -134,7 +137,8 @@ class Writer:
         if causes:
             raise errors.invalid(rt, meta["name"], causes)
         if ctx.manager and ctx.explicit_manager:
-            extensions.record_update(None, obj, manager=ctx.manager, now=self.store.now())
+            extensions.record_update(None, obj, manager=ctx.manager, now=self.store.now(),
+                                     schema=rt.schema if rt.is_custom else None)
         if ctx.dry_run:
             return obj
         stored = self.store.commit("ADDED", rt.gr, obj, None)
@@ -227,6 +231,11 @@ class Writer:
         old_meta = old["metadata"]
         if subresource == "status":
             new = {**old, "metadata": dict(old_meta)}
+            if ctx.applied:
+                if meta.get("managedFields"):
+                    new["metadata"]["managedFields"] = meta["managedFields"]
+                else:
+                    new["metadata"].pop("managedFields", None)
             if "status" in obj:
                 new["status"] = obj["status"]
             else:
@@ -267,7 +276,7 @@ class Writer:
         if subresource != "status":
             causes += validation.validate(rt, obj, old)
         if rt.gr == CRD_GR:
-            causes += extensions.validate_crd(obj)
+            causes += extensions.validate_crd_update(obj, old)
         if causes:
             raise errors.invalid(rt, name, causes)
         if "generation" in old_meta and subresource != "status" and spec_changed(rt, old, obj):
@@ -275,7 +284,8 @@ class Writer:
         meta["resourceVersion"] = old_meta["resourceVersion"]
         if ctx.manager and (ctx.explicit_manager or old_meta.get("managedFields")):
             extensions.record_update(old, obj, manager=ctx.manager, now=self.store.now(),
-                                     subresource=subresource)
+                                     subresource=subresource,
+                                     schema=rt.schema if rt.is_custom else None)
         if ctx.dry_run:
             return obj
         if self._finished(rt, obj):

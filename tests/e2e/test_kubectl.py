@@ -15,7 +15,8 @@ from pathlib import Path
 
 import yaml
 
-from tests.e2e.conftest import Kubectl
+from asyncop.testing import eventually
+from tests.e2e.conftest import Background, Kubectl
 
 CRD = """\
 apiVersion: apiextensions.k8s.io/v1
@@ -208,27 +209,33 @@ async def test_crd_update_changes_printer_columns(kubectl: Kubectl) -> None:
     assert _row(out, "first")[1:3] == ["mysql", "4"]
 
 
+async def _wait_for_row(bg: Background, pattern: str, *, timeout: float = 30.0) -> None:
+    """Wait for a whole output row matching `pattern`. kubectl prints a table row through a
+    tabwriter that writes cell by cell, so a read can end in the middle of a row: only a
+    row that is complete (newline-terminated) counts."""
+    row = re.compile(pattern + r"[^\n]*\n")
+    await eventually(lambda: row.search(bg.out) is not None, timeout=timeout,
+                     message=f"a row matching {pattern!r} in kubectl output")
+
+
 async def test_watch_streams_new_rows(kubectl: Kubectl) -> None:
     k = kubectl
     await _install_crd(k)
     await k.ok("apply", "-f", k.write("a.yaml", _cr("first")))
     watch = await k.background("get", "crdplural", "-w")
     try:
-        await watch.wait_for_text("first")
+        await _wait_for_row(watch, r"first\s+mysql")
         assert "DBORWAS" in watch.out
         await k.ok("apply", "-f", k.write("b.yaml", _cr("second", "tomcat", 2)))
-        await watch.wait_for_text("second")
-        assert re.search(r"second\s+tomcat", watch.out)
+        await _wait_for_row(watch, r"second\s+tomcat")
     finally:
         await watch.stop()
     single = await k.background("get", "crdshort", "first", "-w", "--output-watch-events")
     try:
-        await single.wait_for_text("ADDED")
-        assert re.search(r"ADDED\s+first\s+mysql", single.out)
+        await _wait_for_row(single, r"ADDED\s+first\s+mysql")
         await k.ok("patch", "crdshort", "first", "--type", "merge",
                    "-p", '{"spec":{"choice":"tomcat"}}')
-        await single.wait_for_text("MODIFIED")
-        assert re.search(r"MODIFIED\s+first\s+tomcat", single.out)
+        await _wait_for_row(single, r"MODIFIED\s+first\s+tomcat")
         assert "second" not in single.out
     finally:
         await single.stop()
