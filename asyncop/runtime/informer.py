@@ -202,8 +202,8 @@ class Informer:
 
         Progress is a finished LIST, a watch event or bookmark, or a watch that ran to its
         timeout; failed attempts are not progress, so a watch that keeps failing makes this
-        fall behind. A stream that never made progress counts from when `run()` started;
-        None before the informer ever ran.
+        fall behind. A stream that made no progress yet counts from when the current (or
+        last) `run()` started; None before the informer ever ran.
         """
         started = self._started_at
         if started is None:
@@ -258,8 +258,8 @@ class Informer:
         if self._running:
             raise RuntimeError(f"informer for {self.kind} is already running")
         self._running = True
-        if self._started_at is None:
-            self._started_at = self.clock.monotonic()
+        self._started_at = self.clock.monotonic()  # progress counts from this run
+        self._progress.clear()
         self._dispatch.start()
         tasks = [asyncio.create_task(self._reflect(ns)) for ns in self.namespaces]
         if self.resync_period:

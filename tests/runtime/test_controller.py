@@ -21,6 +21,7 @@ from asyncop.clock import Clock
 from asyncop.runtime.cache import Cache
 from asyncop.runtime.controller import Controller, Handler, WriteListener
 from asyncop.runtime.handlers import for_, generation_changed, label_selector, owns
+from asyncop.runtime.listeners import Registration
 from asyncop.runtime.metrics import Metrics
 from asyncop.runtime.reconcile import Result, TerminalError, reconciler
 from asyncop.testing import FakeClock, eventually
@@ -45,8 +46,15 @@ class FakeInformer:
     def __init__(self) -> None:
         self.handlers: list[Handler] = []
 
-    def add_handler(self, handler: Handler) -> None:
+    def add_handler(self, handler: Handler) -> Registration:
         self.handlers.append(handler)
+        return Registration(handler, self.remove_handler)
+
+    def remove_handler(self, handler: object) -> bool:
+        kept = [h for h in self.handlers if h is not handler]
+        removed = len(kept) < len(self.handlers)
+        self.handlers = kept
+        return removed
 
     def add(self, obj: RawObject) -> None:
         for h in self.handlers:
@@ -323,6 +331,24 @@ async def test_cancellation_cancels_reconciles_after_the_grace_period() -> None:
     with pytest.raises(asyncio.CancelledError):
         await task
     assert outcome == ["cancelled at 10.0"]
+
+
+async def test_a_stopped_controller_leaves_no_handlers_and_restarts_cleanly() -> None:
+    clock, cache = FakeClock(), FakeCache()
+    times: list[float] = []
+
+    async def fn(req: Request) -> None:
+        times.append(clock.monotonic())
+
+    ctrl = Controller("foo", reconciler(fn), watches=[for_(FOO), owns(DEP)])
+    for _ in range(3):  # e.g. a lease lost and regained, twice
+        async with running(ctrl, cache, clock):
+            assert len(cache.informer(FOO).handlers) == 1
+            assert len(cache.informer(DEP).handlers) == 1
+            cache.informer(FOO).add(foo("a"))
+            await clock.settle()
+        assert cache.informer(FOO).handlers == [] and cache.informer(DEP).handlers == []
+    assert times == [0.0, 0.0, 0.0]  # one reconcile per run, none from stale handlers
 
 
 async def test_workers_wait_for_cache_sync() -> None:
