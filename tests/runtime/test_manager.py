@@ -352,8 +352,11 @@ async def test_reacquires_and_restarts_controllers_when_not_exiting(client: Clie
             lease["spec"]["holderIdentity"] = "usurper"  # takes over, dies without renewing
             await client.update(LEASE, lease)
             await advance_until(clock, lambda: not mgr.is_leader, limit=LE.retry_period + 1)
-            # the stopped controller took its event handlers with it
-            assert informer.handler_count == leading_handlers - 1
+            # the stopped controller takes its event handlers with it (no virtual time passes)
+            await eventually(lambda: mgr.running_controllers == [])
+            stopped_at = clock.monotonic()
+            await eventually(lambda: informer.handler_count == leading_handlers - 1)
+            assert clock.monotonic() == stopped_at
             await make_cm(client, f"while-lost-{round_}")
             assert await stamp_of(client, f"while-lost-{round_}") is None
             await advance_until(clock, lambda: mgr.is_leader, limit=LE.lease_duration + 3)
