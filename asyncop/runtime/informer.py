@@ -19,10 +19,11 @@ Objects get `apiVersion`/`kind` filled in (LIST items lack them) and pass throug
 `transform` (default: drop `metadata.managedFields`) before caching.
 
 Progress: each namespace stream records when it last made progress (a LIST finished, a watch
-event or bookmark, a watch that ran to its timeout); `last_activity()` is the oldest of these
-(the quietest stream), so a watch that keeps failing shows up as a stall even though it is
-retried. The fallback relist after `RELIST_AFTER_FAILURES` failed watches refreshes the
-store but is not progress: the informer is still not watching.
+event or bookmark, a watch that ended without error: its timeout, or silence past the
+watchdog); `last_activity()` is the oldest of these (the quietest stream), so a watch that
+keeps failing shows up as a stall even though it is retried, while a quiet watch on a server
+that sends no bookmarks does not. The fallback relist after `RELIST_AFTER_FAILURES` failed
+watches refreshes the store but is not progress: the informer is still not watching.
 
 Read-your-own-writes: `wait_for_resource_version()` resolves against the stream's
 resourceVersion, not only the object's: a key absent from the store is caught up once its
@@ -200,10 +201,10 @@ class Informer:
     def last_activity(self) -> float | None:
         """Clock time (`clock.monotonic()`) of the last progress of the quietest stream.
 
-        Progress is a finished LIST, a watch event or bookmark, or a watch that ran to its
-        timeout; failed attempts are not progress, so a watch that keeps failing makes this
-        fall behind. A stream that made no progress yet counts from when the current (or
-        last) `run()` started; None before the informer ever ran.
+        Progress is a finished LIST, a watch event or bookmark, or a watch that ended without
+        error (its timeout, or silence past the watchdog); failed attempts are not progress,
+        so a watch that keeps failing makes this fall behind. A stream that made no progress
+        yet counts from when the current (or last) `run()` started; None before any run.
         """
         started = self._started_at
         if started is None:
@@ -293,6 +294,9 @@ class Informer:
                     need_list = False
                 healthy = await self._watch_guarded(ns)
                 if healthy:
+                    # it ran without error to its end (its timeout, or silent past the
+                    # watchdog on a server that sends no bookmarks): progress too
+                    self._progressed(ns, self.clock.monotonic())
                     attempt = 0
                     watch_failing = False
                     continue
@@ -443,11 +447,7 @@ class Informer:
                     self._rv[ns] = str(rv)
                 self._progressed(ns, now)
         # a stream that ends at once without a single event is treated like an error
-        now = self.clock.monotonic()
-        healthy = events > 0 or now - started >= 1.0
-        if healthy:
-            self._progressed(ns, now)  # a watch that ran to its end made progress too
-        return healthy
+        return events > 0 or self.clock.monotonic() - started >= 1.0
 
     async def _resync(self, period: float) -> None:
         await self._synced.wait()

@@ -1,11 +1,13 @@
-"""How informer events reach handlers: the handler protocols, FuncHandler, and the buffered
+"""How informer events reach handlers: the handler protocols, FuncHandler, the `Handlers`
+registry an Informer dispatches through (add, remove, in-order delivery), and the buffered
 listener that feeds an async handler from its own task.
 
 Invariants: an async handler gets events in order from a bounded buffer drained by one task
 (never a task per event); when the buffer overflows its backlog is dropped and replaced by a
 catch-up diff between what the handler was last told and the store, so a slow handler ends up
 with the same view as everyone else; a raising handler is logged and never stops the feed.
-`Informer.add_handler` returns a `Registration` whose `remove()` unregisters the handler.
+`Informer.add_handler` returns a `Registration` whose `remove()` unregisters the handler; a
+removed handler gets no further event (an async one's task is cancelled).
 """
 
 from __future__ import annotations

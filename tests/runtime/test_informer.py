@@ -431,6 +431,8 @@ async def test_watchdog_reconnects_silent_stream(env: Any) -> None:
     await clock.advance(30.0)
     assert len(src.streams) == 2
     assert src.watch_rvs[-1] == "101"
+    # without bookmarks a quiet watch is only silent, not failing: that counts as progress
+    assert inf.last_activity() == 60.0  # when the watchdog ended the silent stream
 
 
 async def test_namespace_set_scopes_lists_and_relists(env: Any) -> None:
