@@ -47,17 +47,25 @@ class ResourceType:
     #: the group whose storage this resource shares (events.k8s.io events live with core
     #: events); None: its own group.
     storage_group: str | None = None
+    # derived once (hot path: every request asks for them several times)
+    _api_version: str = field(default="", init=False, repr=False, compare=False)
+    _gr: tuple[str, str] = field(default=("", ""), init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        api_version = f"{self.group}/{self.version}" if self.group else self.version
+        group = self.group if self.storage_group is None else self.storage_group
+        object.__setattr__(self, "_api_version", api_version)
+        object.__setattr__(self, "_gr", (group, self.plural))
 
     @property
     def api_version(self) -> str:
-        return f"{self.group}/{self.version}" if self.group else self.version
+        return self._api_version
 
     @property
     def gr(self) -> tuple[str, str]:
         """(group, plural): the storage identity shared by every version of a resource
         (and by every group that views the same storage, see `storage_group`)."""
-        group = self.group if self.storage_group is None else self.storage_group
-        return (group, self.plural)
+        return self._gr
 
     @property
     def singular_name(self) -> str:

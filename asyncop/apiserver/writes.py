@@ -10,7 +10,6 @@ passed; dry runs never commit.
 
 from __future__ import annotations
 
-import uuid
 from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
@@ -111,7 +110,7 @@ class Writer:
             hook("CREATE", obj, None)
         storage_rt = self.store.registry.storage_type(rt.gr) or rt
         obj["apiVersion"] = storage_rt.api_version
-        meta["uid"] = str(uuid.UUID(int=self.store.rng.getrandbits(128), version=4))
+        meta["uid"] = _uuid4(self.store.rng.getrandbits(128))
         meta["creationTimestamp"] = self.store.now()
         if self.store.registry.tracks_generation(rt):
             meta["generation"] = 1
@@ -417,6 +416,14 @@ class Writer:
     @staticmethod
     def returns_object(rt: ResourceType) -> bool:
         return rt.gr in RETURNS_DELETED_OBJECT
+
+
+def _uuid4(bits: int) -> str:
+    """The text of `uuid.UUID(int=bits, version=4)` (same value, without the UUID object)."""
+    bits = (bits & ~(0xC000 << 48)) | (0x8000 << 48)
+    bits = (bits & ~(0xF000 << 64)) | (4 << 76)
+    h = f"{bits:032x}"
+    return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
 
 
 def _pod_grace(rt: ResourceType, obj: dict[str, Any], requested: int | None) -> int:
