@@ -68,15 +68,15 @@ async def cache(*, kubeconfig: str, namespace: str) -> None:
         informer = Informer(client, CONFIGMAP, clock=RealClock(), namespace=namespace)
         gc.collect()
         before = rss()
-        start = time.perf_counter()
+        start, cpu_start = time.perf_counter(), time.process_time()
         task = asyncio.create_task(informer.run())
         await informer.wait_for_sync()
-        seconds = time.perf_counter() - start
+        seconds, cpu = time.perf_counter() - start, time.process_time() - cpu_start
         objects = len(informer.store.keys())
         gc.collect()
         after = rss()
         line = {"sync_s": seconds, "objects": objects, "rss_before": before, "rss_after": after,
-                "cpu_s": time.process_time()}
+                "cpu_s": cpu}
         print(orjson.dumps(line).decode(), flush=True)
         task.cancel()
         await asyncio.gather(task, return_exceptions=True)

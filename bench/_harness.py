@@ -106,7 +106,8 @@ class Server:
         self.kubeconfig = workdir / "kubeconfig"
         self.proc = Process(
             "apiserver",
-            [sys.executable, str(BENCH / "_server.py"), "--kubeconfig-out", str(self.kubeconfig)],
+            [sys.executable, "-P", str(BENCH / "_server.py"),
+             "--kubeconfig-out", str(self.kubeconfig)],
             log=workdir / "apiserver.log", stdout_pipe=True)
         assert self.proc.popen.stdout is not None
         line = self.proc.popen.stdout.readline().decode().strip()

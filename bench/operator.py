@@ -59,7 +59,7 @@ CM_PATH = "/api/v1/namespaces/{ns}/configmaps"
 POD_PATH = "/api/v1/namespaces/{ns}/pods"
 NS = "bench"
 MIB = 1024 * 1024
-IMPLS = ("asyncop", "kopf")
+IMPLS = ("asyncop", "asyncop:16", "kopf")
 
 
 def emit(line: dict[str, Any]) -> None:
@@ -77,11 +77,13 @@ def kopf_missing() -> str | None:
 def start_operator(impl: str, work: Workdir, server: Server, *, script: str = "at",
                    namespace: str = NS) -> Process:
     kc = str(server.kubeconfig)
-    if impl == "asyncop" and script == "at":
+    if impl.startswith("asyncop") and script == "at":
         argv = [sys.executable, "-m", "asyncop", "run", "--controllers", "at",
                 "--kubeconfig", kc, "--log-format", "json"]
-    elif impl == "asyncop":
-        argv = [sys.executable, str(BENCH / "_asyncop_side.py"), script, "--kubeconfig", kc,
+        if ":" in impl:  # asyncop:16 runs 16 workers (the default is the controller's own)
+            argv += ["--workers", impl.partition(":")[2]]
+    elif impl.startswith("asyncop"):
+        argv = [sys.executable, "-P", str(BENCH / "_asyncop_side.py"), script, "--kubeconfig", kc,
                 "--namespace", namespace]
     else:
         scope = ["-A"] if script == "at" else ["--namespace", namespace]
@@ -190,7 +192,8 @@ async def fanin(impl: str, *, low: int, high: int, rate: float) -> None:
             cpu0 = op.cpu()
             for case, count, pace in (("fanin_low", low, 50.0), ("fanin_500", high, rate)):
                 sent: dict[str, float] = {}
-                bodies = [{"metadata": {"name": f"{case}-{i}"}, "data": {"i": str(i)}}
+                prefix = case.replace("_", "-")
+                bodies = [{"metadata": {"name": f"{prefix}-{i}"}, "data": {"i": str(i)}}
                           for i in range(count)]
                 max_in_flight = 1 if case == "fanin_low" else 64
                 await create_paced(http, cms, bodies, rate=pace, sent=sent,
@@ -218,7 +221,7 @@ def rfc3339(ts: float) -> str:
     return datetime.fromtimestamp(ts, UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
 
 
-async def schedule(impl: str, *, n: int, spread: float, lead: float) -> None:
+async def schedule(impl: str, *, case: str, n: int, spread: float, lead: float) -> None:
     work = Workdir("schedule")
     server = Server(work.path)
     op = start_operator(impl, work, server)
@@ -245,11 +248,12 @@ async def schedule(impl: str, *, n: int, spread: float, lead: float) -> None:
             created = time.time()
             await waiter
             values = list(late.values())
-            emit({"case": "schedule", "impl": impl, "ats": n, "spread_s": spread,
+            emit({"case": case, "impl": impl, "ats": n, "spread_s": spread,
                   "created_before_first_due_s": round(base - created, 2),
                   "p50_ms": round(percentile(values, 50), 1),
                   "p99_ms": round(percentile(values, 99), 1),
                   "max_ms": round(max(values), 1), "min_ms": round(min(values), 1),
+                  "late_over_1s": sum(v > 1000 for v in values),
                   "peak_rss_mib": round(op.peak_rss() / MIB, 1)})
     finally:
         op.stop()
@@ -272,6 +276,8 @@ async def cache_sync(n: int) -> None:
                                "data": {"payload": filler, "i": str(i)}} for i in range(n)],
                              concurrency=32)
             fill_s = time.perf_counter() - start
+            async with http.get(server.url + CM_PATH.format(ns=ns) + "/cm-0") as r:
+                object_bytes = len(await r.read())
         op = start_operator("asyncop", work, server, script="cache", namespace=ns)
         try:
             rc = op.popen.wait(timeout=120 + n / 200)
@@ -283,11 +289,12 @@ async def cache_sync(n: int) -> None:
         finally:
             op.stop()
         emit({"case": "cache_sync", "impl": "asyncop", "objects": result["objects"],
+              "object_json_bytes": object_bytes,
               "fill_s": round(fill_s, 1), "sync_s": round(result["sync_s"], 2),
               "objects_per_s": round(result["objects"] / result["sync_s"]),
               "rss_bytes_per_object": round((result["rss_after"] - result["rss_before"]) / n),
               "rss_after_mib": round(result["rss_after"] / MIB, 1),
-              "cpu_s": round(result["cpu_s"], 2),
+              "sync_cpu_s": round(result["cpu_s"], 2),
               "server_rss_mib": round(memory_bytes(server.proc.pid, "VmRSS") / MIB, 1)})
     finally:
         server.stop()
@@ -299,8 +306,10 @@ async def run(args: argparse.Namespace) -> None:
     impls = [i for i in args.impl.split(",") if i]
     missing = kopf_missing()
 
-    async def each(case: str, body: Any) -> None:
+    async def each(case: str, body: Any, *, variants: bool = True) -> None:
         for impl in impls:
+            if ":" in impl and not variants:
+                continue
             if impl == "kopf" and missing:
                 emit({"case": case, "impl": "kopf", "skipped": missing})
                 continue
@@ -309,9 +318,13 @@ async def run(args: argparse.Namespace) -> None:
     if "at" in only:
         await each("at_throughput", lambda impl: at_throughput(impl, args.ats))
     if "fanin" in only:
-        await each("fanin", lambda impl: fanin(impl, low=200, high=2500, rate=500.0))
+        await each("fanin", lambda impl: fanin(impl, low=200, high=2500, rate=500.0),
+                   variants=False)
     if "schedule" in only:
-        await each("schedule", lambda impl: schedule(impl, n=1000, spread=10.0, lead=3.0))
+        await each("schedule", lambda impl: schedule(
+            impl, case="schedule", n=1000, spread=10.0, lead=3.0))
+        await each("schedule_light", lambda impl: schedule(
+            impl, case="schedule_light", n=100, spread=10.0, lead=3.0))
     if "cache" in only:
         await cache_sync(args.objects)
 
