@@ -4,7 +4,9 @@
 in-process API (simulators, tests). Reading order:
 
 - `server` (lifecycle, kubeconfig) → `routes` (URL dispatch, faults, discovery, OpenAPI) →
-  `routes_objects` / `routes_watch` (the verbs) → `http` (bodies, responses, negotiation);
+  `routes_objects` / `routes_watch` (the verbs) → `views` (a stored object as served through
+  one version: apiVersion, per-version pruning and defaults) → `http` (bodies, responses,
+  negotiation);
 - `storage` (MVCC store, in-process API) → `writes` (the one write pipeline: create, update,
   status, delete, finalizers, generation) → `watch` (history ring, per-watcher queues);
 - rules: `objectmeta`, `builtins` (defaults), `validation`, `selectors`, `listing`, `errors`;

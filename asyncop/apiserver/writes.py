@@ -3,9 +3,11 @@
 Order on create: type/namespace checks → built-in defaults → CR prune/default/validate →
 admission → name/metadata validation → server fields → commit. Update restores server-owned
 fields, enforces optimistic concurrency and status isolation, bumps generation per
-`objectmeta.spec_changed`, and turns "deletionTimestamp set and no finalizers left" into the
-removal itself (a single DELETED event). Invariant: nothing is committed unless every check
-passed; dry runs never commit.
+`objectmeta.spec_changed`, validates CRD updates with kube's update rules (immutable scope
+and group, stored versions kept), and turns "deletionTimestamp set and no finalizers left"
+into the removal itself (a single DELETED event). Server-side apply results keep their
+managedFields, also through the status subresource. Invariant: nothing is committed unless
+every check passed; dry runs never commit.
 """
 
 from __future__ import annotations
