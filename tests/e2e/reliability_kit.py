@@ -34,6 +34,7 @@ from asyncop.controllers.at import parse_schedule
 from asyncop.controllers.crds import load_crds
 from asyncop.controllers.kinds import AT, CRDKIND, FOO, JINGHZHU, NETWORK
 from asyncop.controllers.registry import CONTROLLERS
+from asyncop.runtime.controller import Controller
 from asyncop.runtime.leader import LeaderElectionConfig
 from asyncop.runtime.manager import Manager
 from asyncop.testing import FakeClock, eventually
@@ -81,6 +82,8 @@ class World:
     client: Client
     clock: FakeClock
     ledger: Ledger
+    #: the controllers of the Manager made last by `new_manager`, by name
+    controllers: dict[str, Controller] = field(default_factory=dict)
 
     def rt(self, kind: Kind) -> ResourceType:
         rt = self.server.store.registry.resolve(kind.group, kind.version, kind.plural)
@@ -189,8 +192,10 @@ def new_manager(world: World, *, identity: str | None = None) -> Manager:
         election = LeaderElectionConfig(name="asyncop-reliability", namespace=NS,
                                         identity=identity, release_on_cancel=False)
     mgr = Manager(client=world.client, clock=world.clock, leader_election=election)
-    for factory in CONTROLLERS.values():
-        mgr.add(factory(mgr, workers=2))
+    world.controllers = {}
+    for name, factory in CONTROLLERS.items():
+        world.controllers[name] = factory(mgr, workers=2)
+        mgr.add(world.controllers[name])
     return mgr
 
 
@@ -200,6 +205,13 @@ async def stop_manager(world: World, mgr: Manager) -> None:
     while not (await asyncio.wait({stopping}, timeout=0.2))[0]:
         await world.clock.advance(1.0)
     await stopping
+
+
+def errors(mgr: Manager, controller: str) -> float:
+    """controller_runtime_reconcile_errors_total of one controller, from the Manager."""
+    value = mgr.metrics.registry.get_sample_value(
+        "controller_runtime_reconcile_errors_total", {"controller": controller})
+    return float(value or 0.0)
 
 
 @contextlib.asynccontextmanager

@@ -11,12 +11,18 @@ stream followed since before the first object existed).
 
 from __future__ import annotations
 
+import logging
+import math
+from collections.abc import Iterator
 from datetime import timedelta
 
+import pytest
+import structlog
 from reliability_kit import (
     EXPECT_READY,
     World,
     at_most_once,
+    errors,
     network,
     obj,
     problems,
@@ -31,6 +37,23 @@ from asyncop.controllers.kinds import AT, CRDKIND, FOO, JINGHZHU, NETWORK
 from asyncop.testing import FakeClock, eventually
 
 DUE = "2019-04-12T10:12:00Z"
+
+
+@pytest.fixture(autouse=True)
+def quiet_logs() -> Iterator[None]:
+    """Warnings and errors only, plain tracebacks: these tests log hundreds of expected
+    failures, and the default console renderer's rich tracebacks cost ~0.5 s each."""
+    saved = structlog.get_config()
+    structlog.configure(
+        processors=[structlog.processors.add_log_level,
+                    structlog.dev.ConsoleRenderer(colors=False,
+                                                  exception_formatter=structlog.dev.plain_traceback)],
+        wrapper_class=structlog.make_filtering_bound_logger(logging.WARNING),
+    )
+    try:
+        yield
+    finally:
+        structlog.configure(**saved)
 
 
 async def _populate(world: World) -> dict[str, list[int]]:
@@ -94,3 +117,50 @@ async def test_burst_of_updates_with_cut_watches_and_410_converges_once(
         assert at_most_once(world, desired_history=history) == []
         assert world.get(DEPLOYMENT, "web-3") is not None
         assert len(world.items(AT)) == 7
+
+
+async def test_flaky_slow_server_and_a_poison_object(fake_clock: FakeClock) -> None:
+    clock = fake_clock
+    async with start_world(clock) as world, running(world) as mgr:
+        faults = world.server.faults
+        # The poison: a Foo whose status can never be written, so its reconcile always
+        # raises (a 403, which the client does not retry: only the work queue's backoff
+        # paces it).
+        faults.fail(path="/foos/poison/status", status=403, count=None)
+        await world.create(obj(FOO, "poison", {"deploymentName": "poison-web", "replicas": 1}))
+        history = await _populate(world)
+        for round_ in range(3):
+            # A fraction of the traffic fails for a while: 5xx, 429 with Retry-After, and
+            # a slow server, while a burst of updates lands.
+            faults.fail(verb="create", status=500, count=3)
+            faults.fail(verb="update", status=429, retry_after=1, count=3)
+            faults.fail(verb="list", status=503, retry_after=2, count=2)
+            faults.fail(verb="get", status=500, count=2)
+            faults.fail(verb="delete", status=503, retry_after=1, count=2)
+            faults.fail(verb="watch", status=500, count=2)
+            faults.delay(seconds=0.4, count=30)
+            hit = faults.injected + 8  # wait until the faults are biting
+            await world.drive(lambda: [] if faults.injected >= hit else ["calm"],  # noqa: B023
+                              limit=60)
+            faults.cut_watches()
+            await _burst(world, round_, history)
+        await world.drive(lambda: problems(world, skip={"poison"}))
+        assert faults.injected > 30
+        assert at_most_once(world, desired_history=history) == []
+        foo = world.controllers["foo"]
+        assert foo.queue is not None
+        poison = world.get(FOO, "poison")
+        assert poison is not None and not poison.get("status")
+        assert world.get(DEPLOYMENT, "poison-web") is not None
+        # Its retries stay bounded: per-key exponential backoff (5 ms doubling), no hot loop.
+        t0 = clock.monotonic()
+        failures = foo.queue.num_requeues("default/poison")
+        assert 5 <= failures <= math.log2(t0 / 0.005 + 1) + 8, (failures, t0)
+        before = errors(mgr, "foo")
+        t1 = t0 + 240
+        await world.drive(lambda: [] if clock.monotonic() >= t1 else ["later"],
+                          step=4, settle=0.03)
+        quiet = errors(mgr, "foo") - before
+        assert 1 <= quiet <= math.log2(t1 / t0) + 3, (quiet, t0)
+        assert foo.queue.num_requeues("default/poison") == failures + quiet
+        assert problems(world, skip={"poison"}) == []
