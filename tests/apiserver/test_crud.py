@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import uuid
 
 import pytest
 from kubernetes import client as sync_client
@@ -23,6 +24,8 @@ async def test_create_get_update_delete_configmap(api: kclient.ApiClient,
     v1 = kclient.CoreV1Api(api)
     created = await v1.create_namespaced_config_map("default", _cm("c1", app="a"))
     assert created.metadata.uid and created.metadata.creation_timestamp
+    uid = uuid.UUID(created.metadata.uid)
+    assert (str(uid), uid.version, uid.variant) == (created.metadata.uid, 4, uuid.RFC_4122)
     rv1 = int(created.metadata.resource_version)
     got = await v1.read_namespaced_config_map("c1", "default")
     assert got.data == {"k": "v"}
