@@ -11,7 +11,7 @@ and peak RSS (/proc) are its own. One JSON line per case on stdout:
 2. `fanin_low`, `fanin_500`: time from a ConfigMap's create (wall clock just before the POST)
    to the start of its first reconcile in a probe controller (p50/p99/max, ms); 200 creates
    one at a time at 50/s, and 2,500 creates paced at 500/s.
-3. `schedule`: 1,000 Ats scheduled evenly over 10 s (starting 3 s ahead); lateness of the
+3. `schedule`: 1,000 Ats scheduled evenly over 10 s (starting 5 s ahead); lateness of the
    RUNNING transition, seen as the watch event's arrival time here (status times only have
    second precision) minus the schedule (p50/p99/max, ms).
 4. `cache_sync`: an informer's initial sync of N ConfigMaps of ~2 KB (20,000; 100,000 with
@@ -26,16 +26,23 @@ Usage: `python bench/operator.py [--large] [--only at,fanin,schedule,cache] [--i
 
 from __future__ import annotations
 
-import argparse
-import asyncio
-import importlib.util
 import sys
-import time
-from datetime import UTC, datetime
-from typing import Any
+from pathlib import Path
 
-import orjson
-from _harness import (
+# bench/queue.py would shadow the standard library's `queue` (concurrent.futures, urllib3
+# import it): search the bench directory last, not first.
+_HERE = str(Path(__file__).resolve().parent)
+sys.path[:] = [p for p in sys.path if p != _HERE] + [_HERE]
+
+import argparse  # noqa: E402
+import asyncio  # noqa: E402
+import importlib.util  # noqa: E402
+import time  # noqa: E402
+from datetime import UTC, datetime  # noqa: E402
+from typing import Any  # noqa: E402
+
+import orjson  # noqa: E402
+from _harness import (  # noqa: E402
     BENCH,
     Process,
     Server,
@@ -60,6 +67,7 @@ POD_PATH = "/api/v1/namespaces/{ns}/pods"
 NS = "bench"
 MIB = 1024 * 1024
 IMPLS = ("asyncop", "asyncop:16", "kopf")
+PROFILE_DIR = ""  # set by --profile
 
 
 def emit(line: dict[str, Any]) -> None:
@@ -78,7 +86,11 @@ def start_operator(impl: str, work: Workdir, server: Server, *, script: str = "a
                    namespace: str = NS) -> Process:
     kc = str(server.kubeconfig)
     if impl.startswith("asyncop") and script == "at":
-        argv = [sys.executable, "-m", "asyncop", "run", "--controllers", "at",
+        profile = []
+        if PROFILE_DIR:  # cProfile writes its stats when the operator exits (SIGTERM)
+            out = Path(PROFILE_DIR) / f"{impl.replace(':', '-')}-{time.time():.0f}.prof"
+            profile = ["-m", "cProfile", "-o", str(out)]
+        argv = [sys.executable, *profile, "-m", "asyncop", "run", "--controllers", "at",
                 "--kubeconfig", kc, "--log-format", "json"]
         if ":" in impl:  # asyncop:16 runs 16 workers (the default is the controller's own)
             argv += ["--workers", impl.partition(":")[2]]
@@ -322,9 +334,9 @@ async def run(args: argparse.Namespace) -> None:
                    variants=False)
     if "schedule" in only:
         await each("schedule", lambda impl: schedule(
-            impl, case="schedule", n=1000, spread=10.0, lead=3.0))
+            impl, case="schedule", n=1000, spread=10.0, lead=5.0))
         await each("schedule_light", lambda impl: schedule(
-            impl, case="schedule_light", n=100, spread=10.0, lead=3.0))
+            impl, case="schedule_light", n=100, spread=10.0, lead=5.0))
     if "cache" in only:
         await cache_sync(args.objects)
 
@@ -337,7 +349,11 @@ def main() -> None:
     parser.add_argument("--objects", type=int, default=None, help="objects in the cache case")
     parser.add_argument("--only", default="at,fanin,schedule,cache")
     parser.add_argument("--impl", default=",".join(IMPLS))
+    parser.add_argument("--profile", metavar="DIR", default="",
+                        help="run the asyncop At operator under cProfile, stats into DIR")
     args = parser.parse_args()
+    global PROFILE_DIR
+    PROFILE_DIR = args.profile
     args.ats = args.ats or (10_000 if args.large else 1_000)
     args.objects = args.objects or (100_000 if args.large else 20_000)
     asyncio.run(run(args))
