@@ -14,6 +14,7 @@ import asyncio
 import logging
 import sys
 from pathlib import Path
+from typing import Any
 
 import structlog
 
@@ -33,7 +34,9 @@ def main() -> None:
         logger_factory=structlog.PrintLoggerFactory(sys.stderr),
         wrapper_class=structlog.make_filtering_bound_logger(logging.WARNING),
     )
-    sims = SimulatorConfig(pod_run_duration=args.pod_run_duration)
+    # serve() passes `simulators` on to ApiServer, which takes a SimulatorConfig too (its own
+    # annotation says bool).
+    sims: Any = SimulatorConfig(pod_run_duration=args.pod_run_duration)
     asyncio.run(serve(port=0, kubeconfig_out=args.kubeconfig_out, crds_dir=str(CRDS),
                       simulators=sims, history=args.history, watch_queue_size=100_000))
 
