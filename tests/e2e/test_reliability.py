@@ -24,16 +24,19 @@ from reliability_kit import (
     at_most_once,
     errors,
     network,
+    new_manager,
     obj,
     problems,
     running,
     samples,
     start_world,
+    stop_manager,
 )
 
 from asyncop.api.kinds import DEPLOYMENT, POD
 from asyncop.clock import format_time
 from asyncop.controllers.kinds import AT, CRDKIND, FOO, JINGHZHU, NETWORK
+from asyncop.runtime.manager import Manager
 from asyncop.testing import FakeClock, eventually
 
 DUE = "2019-04-12T10:12:00Z"
@@ -164,3 +167,48 @@ async def test_flaky_slow_server_and_a_poison_object(fake_clock: FakeClock) -> N
         assert 1 <= quiet <= math.log2(t1 / t0) + 3, (quiet, t0)
         assert foo.queue.num_requeues("default/poison") == failures + quiet
         assert problems(world, skip={"poison"}) == []
+
+
+async def test_api_server_restarts_mid_convergence(fake_clock: FakeClock) -> None:
+    clock = fake_clock
+    async with start_world(clock) as world, running(world):
+        history = await _populate(world)
+        await eventually(lambda: len(world.items(POD)) > 6, timeout=10)
+        await _burst(world, 0, history)
+        await world.server.restart(keep_state=True)  # the operator's connections all break
+        await clock.advance(1)
+        await _burst(world, 1, history)
+        await world.drive(lambda: [] if len(world.items(POD)) > 12 else ["calm"], limit=60)
+        await world.server.restart(keep_state=True)
+        await _burst(world, 2, history)
+        await world.drive(lambda: problems(world))
+        assert at_most_once(world, desired_history=history) == []
+
+
+async def test_leader_change_mid_convergence_runs_no_command_twice(
+        fake_clock: FakeClock) -> None:
+    clock = fake_clock
+    async with start_world(clock) as world:
+        first = new_manager(world, identity="first")
+        await first.start()
+        second: Manager | None = None
+        try:
+            await eventually(lambda: first.is_leader, timeout=10)
+            second = new_manager(world, identity="second")
+            await second.start()
+            history = await _populate(world)
+            # The leader has started the due Ats (RUNNING, pods created, not finished: time
+            # stands still) and is half-way through the rest when it dies without releasing
+            # its lease.
+            await eventually(lambda: all(world.ledger.created[("pods", f"due-{i}-pod")]
+                                         for i in range(4)), timeout=10)
+            assert not second.is_leader
+            await stop_manager(world, first)
+            await _burst(world, 0, history)
+            await world.drive(lambda: problems(world))
+            assert second.is_leader
+            assert at_most_once(world, desired_history=history) == []
+        finally:
+            if second is not None:
+                await stop_manager(world, second)
+            await stop_manager(world, first)
