@@ -50,7 +50,12 @@ STALL_FACTOR = 3.0
 
 
 class Runnable(Protocol):
-    """What the Manager runs while leading: a Controller, or anything shaped like one."""
+    """What the Manager runs while leading: a Controller, or anything shaped like one.
+
+    `run()` is cancelled when the Manager stops (or loses its lease); `grace_period` is the
+    Manager's `graceful_shutdown_timeout`, the time it may take to drain before the Manager
+    cancels it outright (one second later).
+    """
 
     name: str
 
