@@ -9,7 +9,8 @@ and not at all once `startingDeadlineSeconds` has passed. concurrencyPolicy: All
 new runs. Status: lastScheduleTime, lastSuccessfulTime, active (object references). Finished
 Jobs beyond successfulJobsHistoryLimit (3) / failedJobsHistoryLimit (1) are deleted, oldest
 first. A clock timer wakes the CronJob at its next time. Invariant: one Job per scheduled
-time (its name is derived from the time, so a replay hits AlreadyExists).
+time (its name is derived from the time, so a replay hits AlreadyExists). Set-up, event
+routing and resync: `OwnerSimulator` (workload.py).
 """
 
 from __future__ import annotations
@@ -19,13 +20,10 @@ from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from asyncop.api import AlreadyExists, NotFound
-from asyncop.apiserver.resources import ResourceType
 from asyncop.apiserver.simulators.base import (
     Obj,
     SimStore,
-    Simulator,
     as_int,
-    controller_ref_name,
     controller_uid,
     deleting,
     name_of,
@@ -36,6 +34,7 @@ from asyncop.apiserver.simulators.base import (
 from asyncop.apiserver.simulators.config import SimulatorConfig
 from asyncop.apiserver.simulators.cron import next_after, parse_schedule
 from asyncop.apiserver.simulators.jobs import finished
+from asyncop.apiserver.simulators.workload import OwnerSimulator
 from asyncop.clock import Clock, Timer, format_time
 
 SCHEDULED = "batch.kubernetes.io/cronjob-scheduled-timestamp"
@@ -65,43 +64,31 @@ def _ref(job: Obj) -> dict[str, Any]:
             "resourceVersion": meta.get("resourceVersion", "")}
 
 
-class CronJobSimulator(Simulator[tuple[str, str]]):
+class CronJobSimulator(OwnerSimulator):
     name = "cronjobs"
     watched = frozenset({("batch", "cronjobs"), ("batch", "jobs")})
+    owner_kind = "CronJob"
+    owner = ("batch", "v1", "cronjobs")
+    child = ("batch", "v1", "jobs")
 
     def __init__(self, store: SimStore, clock: Clock, config: SimulatorConfig) -> None:
-        super().__init__(store, clock, retry_delay=config.retry_delay,
-                         resync_period=config.resync_period)
-        self.cj_rt: ResourceType = store.resolve("batch", "v1", "cronjobs")
-        self.job_rt: ResourceType = store.resolve("batch", "v1", "jobs")
+        super().__init__(store, clock, config)
         self._timers: dict[str, Timer] = {}
 
-    def observe(self, event: str, rt: ResourceType, obj: Obj) -> None:
-        if rt.gr == self.cj_rt.gr:
-            if event == "DELETED":
-                timer = self._timers.pop(uid_of(obj), None)
-                if timer is not None:
-                    timer.cancel()
-            else:
-                self.add((ns_of(obj), name_of(obj)))
-        else:
-            owner = controller_ref_name(obj, "CronJob")
-            if owner:
-                self.add((ns_of(obj), owner))
-
-    async def resync(self) -> None:
-        for cj in self.store.list(self.cj_rt):
-            self.add((ns_of(cj), name_of(cj)))
+    def forget(self, owner: Obj) -> None:
+        timer = self._timers.pop(uid_of(owner), None)
+        if timer is not None:
+            timer.cancel()
 
     async def sync(self, key: tuple[str, str]) -> None:
         ns, name = key
-        cj = self.store.get(self.cj_rt, ns, name)
-        if cj is None or deleting(cj):
+        cj = self.live_owner(key)
+        if cj is None:
             return
         spec = cj.get("spec") or {}
         status = dict(cj.get("status") or {})
         uid = uid_of(cj)
-        jobs = [j for j in self.store.list(self.job_rt, ns) if controller_uid(j) == uid]
+        jobs = [j for j in self.store.list(self.child_rt, ns) if controller_uid(j) == uid]
         active = [j for j in jobs if not finished(j) and not deleting(j)]
         try:
             schedule = parse_schedule(str(spec.get("schedule", "")))
@@ -146,7 +133,7 @@ class CronJobSimulator(Simulator[tuple[str, str]]):
         await self._prune(ns, spec, jobs)
         if status != (cj.get("status") or {}):
             cj["status"] = status
-            await self.store.update_status(self.cj_rt, cj)
+            await self.store.update_status(self.owner_rt, cj)
 
     def _wake_at_next(self, cj: Obj, key: tuple[str, str], t: datetime | None,
                       now: datetime) -> None:
@@ -169,9 +156,9 @@ class CronJobSimulator(Simulator[tuple[str, str]]):
                             "ownerReferences": [owner_ref(cj, "batch/v1", "CronJob")]},
                "spec": template.get("spec") or {}}
         try:
-            return await self.store.create(self.job_rt, job, namespace=ns_of(cj))
+            return await self.store.create(self.child_rt, job, namespace=ns_of(cj))
         except AlreadyExists:
-            existing = self.store.get(self.job_rt, ns_of(cj), name)
+            existing = self.store.get(self.child_rt, ns_of(cj), name)
             return existing if existing is not None else job
 
     async def _prune(self, ns: str, spec: dict[str, Any], jobs: list[Obj]) -> None:
@@ -186,6 +173,6 @@ class CronJobSimulator(Simulator[tuple[str, str]]):
 
     async def _delete(self, ns: str, name: str) -> None:
         try:
-            await self.store.delete(self.job_rt, ns, name, propagation_policy="Background")
+            await self.store.delete(self.child_rt, ns, name, propagation_policy="Background")
         except NotFound:
             pass

@@ -6,26 +6,24 @@ Each DaemonSet keeps one active pod (`generateName: <ds>-`, template labels plus
 Terminated pods are replaced. Status: desiredNumberScheduled 1, currentNumberScheduled,
 numberMisscheduled 0, numberReady, numberAvailable, updatedNumberScheduled,
 numberUnavailable (when > 0), observedGeneration. Not simulated: node selectors, taints,
-tolerations and surge. Invariant: at most one active pod per DaemonSet.
+tolerations and surge. Set-up, event routing and resync: `OwnerSimulator` (workload.py).
+Invariant: at most one active pod per DaemonSet.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from asyncop.apiserver.resources import ResourceType
 from asyncop.apiserver.simulators.base import (
     Obj,
     SimStore,
-    Simulator,
     as_int,
-    controller_ref_name,
     deleting,
     name_of,
-    ns_of,
 )
 from asyncop.apiserver.simulators.config import SimulatorConfig
 from asyncop.apiserver.simulators.workload import (
+    OwnerSimulator,
     owned_pods,
     pod_active,
     pod_from_template,
@@ -38,47 +36,34 @@ REVISION_LABEL = "controller-revision-hash"
 GENERATION_LABEL = "pod-template-generation"
 
 
-class DaemonSetSimulator(Simulator[tuple[str, str]]):
+class DaemonSetSimulator(OwnerSimulator):
     name = "daemonsets"
     watched = frozenset({("apps", "daemonsets"), ("", "pods")})
+    owner_kind = "DaemonSet"
+    owner = ("apps", "v1", "daemonsets")
+    child = ("", "v1", "pods")
 
     def __init__(self, store: SimStore, clock: Clock, config: SimulatorConfig) -> None:
-        super().__init__(store, clock, retry_delay=config.retry_delay,
-                         resync_period=config.resync_period)
-        self.ds_rt: ResourceType = store.resolve("apps", "v1", "daemonsets")
-        self.pod_rt: ResourceType = store.resolve("", "v1", "pods")
+        super().__init__(store, clock, config)
         self.node_name = config.node_name
 
-    def observe(self, event: str, rt: ResourceType, obj: Obj) -> None:
-        if rt.gr == self.ds_rt.gr:
-            if event != "DELETED":
-                self.add((ns_of(obj), name_of(obj)))
-        elif rt.gr == self.pod_rt.gr:
-            owner = controller_ref_name(obj, "DaemonSet")
-            if owner:
-                self.add((ns_of(obj), owner))
-
-    async def resync(self) -> None:
-        for ds in self.store.list(self.ds_rt):
-            self.add((ns_of(ds), name_of(ds)))
-
     async def sync(self, key: tuple[str, str]) -> None:
-        ns, name = key
-        ds = self.store.get(self.ds_rt, ns, name)
-        if ds is None or deleting(ds):
+        ns = key[0]
+        ds = self.live_owner(key)
+        if ds is None:
             return
         spec = ds.get("spec") or {}
         revision = template_hash(spec.get("template") or {})
         rolling = (spec.get("updateStrategy") or {}).get("type", "RollingUpdate") == \
             "RollingUpdate"
         active: list[Obj] = []
-        for pod in owned_pods(self.store, self.pod_rt, ds):
+        for pod in owned_pods(self.store, self.child_rt, ds):
             if deleting(pod):
                 continue
             outdated = (pod.get("metadata", {}).get("labels") or {}).get(
                 REVISION_LABEL) != revision
             if not pod_active(pod) or (outdated and rolling) or active:
-                await self.store.delete(self.pod_rt, ns, name_of(pod))
+                await self.store.delete(self.child_rt, ns, name_of(pod))
             else:
                 active.append(pod)
         if not active:
@@ -86,7 +71,7 @@ class DaemonSetSimulator(Simulator[tuple[str, str]]):
             pod = pod_from_template(ds, api_version="apps/v1", kind="DaemonSet", extra_labels={
                 REVISION_LABEL: revision, GENERATION_LABEL: generation})
             pod["spec"]["nodeName"] = self.node_name
-            active.append(await self.store.create(self.pod_rt, pod, namespace=ns))
+            active.append(await self.store.create(self.child_rt, pod, namespace=ns))
         await self._write_status(ds, active, revision)
 
     async def _write_status(self, ds: Obj, active: list[Obj], revision: str) -> None:
@@ -105,4 +90,4 @@ class DaemonSetSimulator(Simulator[tuple[str, str]]):
             status["numberUnavailable"] = 1 - ready
         if status != old:
             ds["status"] = status
-            await self.store.update_status(self.ds_rt, ds)
+            await self.store.update_status(self.owner_rt, ds)

@@ -14,8 +14,9 @@ are the ReplicaSet simulator's business (replicasets.py); the Deployment only re
 ReplicaSets' status. A rollout that makes no progress (no change in the new ReplicaSet's
 counts) for `spec.progressDeadlineSeconds` of clock time gets Progressing False, reason
 ProgressDeadlineExceeded, until it progresses again. Not simulated: pausing beyond "no new
-ReplicaSet", minReadySeconds. Invariant: a Deployment being
-deleted is left to the garbage collector; status is written only when it changes.
+ReplicaSet", minReadySeconds. Set-up, event routing and resync: `OwnerSimulator`
+(workload.py). Invariant: a Deployment being deleted is left to the garbage collector;
+status is written only when it changes.
 """
 
 from __future__ import annotations
@@ -24,13 +25,10 @@ from typing import Any
 
 import orjson
 
-from asyncop.apiserver.resources import ResourceType
 from asyncop.apiserver.simulators.base import (
     Obj,
     SimStore,
-    Simulator,
     as_int,
-    controller_ref_name,
     controller_uid,
     deleting,
     name_of,
@@ -39,7 +37,7 @@ from asyncop.apiserver.simulators.base import (
     uid_of,
 )
 from asyncop.apiserver.simulators.config import SimulatorConfig
-from asyncop.apiserver.simulators.workload import template_hash
+from asyncop.apiserver.simulators.workload import OwnerSimulator, template_hash
 from asyncop.clock import Clock, Timer, format_time
 
 HASH_LABEL = "pod-template-hash"
@@ -108,46 +106,30 @@ def _condition(old: list[dict[str, Any]], ctype: str, status: str, reason: str, 
             "lastTransitionTime": transition, "reason": reason, "message": message}
 
 
-class DeploymentSimulator(Simulator[tuple[str, str]]):
+class DeploymentSimulator(OwnerSimulator):
     name = "deployments"
     watched = frozenset({("apps", "deployments"), ("apps", "replicasets")})
+    owner_kind = "Deployment"
+    owner = ("apps", "v1", "deployments")
+    child = ("apps", "v1", "replicasets")
 
     def __init__(self, store: SimStore, clock: Clock, config: SimulatorConfig) -> None:
-        super().__init__(store, clock, retry_delay=config.retry_delay,
-                         resync_period=config.resync_period)
-        self.deploy_rt: ResourceType = store.resolve("apps", "v1", "deployments")
-        self.rs_rt: ResourceType = store.resolve("apps", "v1", "replicasets")
+        super().__init__(store, clock, config)
         self._progress: dict[str, tuple[tuple[Any, ...], float]] = {}  # uid -> (state, since)
         self._deadlines: dict[str, Timer] = {}
 
-    def observe(self, event: str, rt: ResourceType, obj: Obj) -> None:
-        gr, ns = rt.gr, ns_of(obj)
-        if gr == self.deploy_rt.gr:
-            if event == "DELETED":
-                self._forget(uid_of(obj))
-            else:
-                self.add((ns, name_of(obj)))
-        elif gr == self.rs_rt.gr:
-            owner = controller_ref_name(obj, "Deployment")
-            if owner:
-                self.add((ns, owner))
-
-    async def resync(self) -> None:
-        for d in self.store.list(self.deploy_rt):
-            self.add((ns_of(d), name_of(d)))
-
     # Deployment ---------------------------------------------------------------------------
     async def sync(self, key: tuple[str, str]) -> None:
-        ns, name = key
-        d = self.store.get(self.deploy_rt, ns, name)
-        if d is None or deleting(d):
+        ns = key[0]
+        d = self.live_owner(key)
+        if d is None:
             return
         spec = d.get("spec") or {}
         want = as_int(spec.get("replicas"), 1)
         thash = template_hash(spec.get("template") or {})
         uid = uid_of(d)
         selector = (spec.get("selector") or {}).get("matchLabels") or None
-        owned = [rs for rs in self.store.list(self.rs_rt, ns, label_selector=selector)
+        owned = [rs for rs in self.store.list(self.child_rt, ns, label_selector=selector)
                  if controller_uid(rs) == uid and not deleting(rs)]
         new = next((rs for rs in owned
                     if (rs["metadata"].get("labels") or {}).get(HASH_LABEL) == thash), None)
@@ -157,15 +139,15 @@ class DeploymentSimulator(Simulator[tuple[str, str]]):
         if not spec.get("paused"):
             if new is None:
                 body = self._new_rs(d, thash, top + 1, 0 if olds else want)
-                new = await self.store.create(self.rs_rt, body, namespace=ns)
+                new = await self.store.create(self.child_rt, body, namespace=ns)
                 created = True
             elif olds and _revision(new) <= max(_revision(rs) for rs in olds):
                 new["metadata"].setdefault("annotations", {})[REVISION] = str(top + 1)
-                new = await self.store.update(self.rs_rt, new)
+                new = await self.store.update(self.child_rt, new)
             min_ready = as_int(spec.get("minReadySeconds"), 0)
             if as_int((new.get("spec") or {}).get("minReadySeconds"), 0) != min_ready:
                 new.setdefault("spec", {})["minReadySeconds"] = min_ready
-                new = await self.store.update(self.rs_rt, new)
+                new = await self.store.update(self.child_rt, new)
             new, olds = await self._rollout(d, new, olds, want)
             await self._prune_history(d, olds)
         await self._write_status(d, new, olds, want, created)
@@ -189,7 +171,8 @@ class DeploymentSimulator(Simulator[tuple[str, str]]):
         self._deadlines[uid] = self.clock.call_at(due, lambda: self.add(key))
         return False
 
-    def _forget(self, uid: str) -> None:
+    def forget(self, owner: Obj) -> None:
+        uid = uid_of(owner)
         self._progress.pop(uid, None)
         timer = self._deadlines.pop(uid, None)
         if timer is not None:
@@ -270,7 +253,7 @@ class DeploymentSimulator(Simulator[tuple[str, str]]):
         rs.setdefault("spec", {})["replicas"] = replicas
         rs["metadata"]["annotations"] = {**annotations, DESIRED: str(desired),
                                          MAX_REPLICAS: str(desired)}
-        return await self.store.update(self.rs_rt, rs)
+        return await self.store.update(self.child_rt, rs)
 
     async def _prune_history(self, d: Obj, olds: list[Obj]) -> None:
         limit = as_int((d.get("spec") or {}).get("revisionHistoryLimit"), 10)
@@ -278,7 +261,7 @@ class DeploymentSimulator(Simulator[tuple[str, str]]):
                  and as_int((rs.get("spec") or {}).get("replicas")) == 0]
         empty.sort(key=_revision)
         for rs in empty[: max(len(empty) - limit, 0)]:
-            await self.store.delete(self.rs_rt, ns_of(rs), name_of(rs))
+            await self.store.delete(self.child_rt, ns_of(rs), name_of(rs))
 
     async def _write_status(self, d: Obj, new: Obj | None, olds: list[Obj], want: int,
                             created: bool) -> None:
@@ -302,7 +285,7 @@ class DeploymentSimulator(Simulator[tuple[str, str]]):
                                "Deployment does not have minimum availability.", when)
         rs_name = name_of(new) if new else ""
         if new and updated == want and replicas == want and available >= want:
-            self._forget(uid_of(d))
+            self.forget(d)
             progress = _condition(old_conditions, "Progressing", "True", "NewReplicaSetAvailable",
                                   f'ReplicaSet "{rs_name}" has successfully progressed.', when)
         elif new and self._timed_out(d, (rs_name, updated, ready, available, replicas)):
@@ -332,4 +315,4 @@ class DeploymentSimulator(Simulator[tuple[str, str]]):
         d["status"] = status
         if new is not None:
             d["metadata"].setdefault("annotations", {})[REVISION] = str(_revision(new))
-        await self.store.update_status(self.deploy_rt, d)
+        await self.store.update_status(self.owner_rt, d)

@@ -9,8 +9,9 @@ ready, succeeded, failed, terminating, completionTime and the conditions kstatus
 wait read: `SuccessCriteriaMet` + `Complete` (True), or `FailureTarget` + `Failed` (True,
 reason BackoffLimitExceeded). `spec.suspend` stops creating pods; `ttlSecondsAfterFinished`
 deletes a finished Job (foreground) after that many clock seconds. Not simulated: indexed
-completion mode, pod failure policies, activeDeadlineSeconds. Invariant: a finished Job is
-never reconciled again except for its TTL; status is written only when it changes.
+completion mode, pod failure policies, activeDeadlineSeconds. Set-up, event routing and
+resync: `OwnerSimulator` (workload.py). Invariant: a finished Job is never reconciled again
+except for its TTL; status is written only when it changes.
 """
 
 from __future__ import annotations
@@ -19,13 +20,10 @@ from typing import Any
 
 import orjson
 
-from asyncop.apiserver.resources import ResourceType
 from asyncop.apiserver.simulators.base import (
     Obj,
     SimStore,
-    Simulator,
     as_int,
-    controller_ref_name,
     controller_uid,
     deleting,
     name_of,
@@ -34,6 +32,7 @@ from asyncop.apiserver.simulators.base import (
     uid_of,
 )
 from asyncop.apiserver.simulators.config import SimulatorConfig
+from asyncop.apiserver.simulators.workload import OwnerSimulator, pod_ready
 from asyncop.clock import Clock, Timer, format_time
 
 JOB_NAME = "batch.kubernetes.io/job-name"
@@ -53,52 +52,35 @@ def _cond(ctype: str, reason: str, message: str, when: str) -> dict[str, Any]:
             "lastTransitionTime": when, "reason": reason, "message": message}
 
 
-def _ready(pod: Obj) -> bool:
-    return any(c.get("type") == "Ready" and c.get("status") == "True"
-               for c in (pod.get("status") or {}).get("conditions") or ())
-
-
-class JobSimulator(Simulator[tuple[str, str]]):
+class JobSimulator(OwnerSimulator):
     name = "jobs"
     watched = frozenset({("batch", "jobs"), ("", "pods")})
+    owner_kind = "Job"
+    owner = ("batch", "v1", "jobs")
+    child = ("", "v1", "pods")
 
     def __init__(self, store: SimStore, clock: Clock, config: SimulatorConfig) -> None:
-        super().__init__(store, clock, retry_delay=config.retry_delay,
-                         resync_period=config.resync_period)
-        self.job_rt: ResourceType = store.resolve("batch", "v1", "jobs")
-        self.pod_rt: ResourceType = store.resolve("", "v1", "pods")
+        super().__init__(store, clock, config)
         self._finished_at: dict[str, float] = {}  # job uid -> clock.monotonic() when done
         self._ttl_timers: dict[str, Timer] = {}
 
-    def observe(self, event: str, rt: ResourceType, obj: Obj) -> None:
-        if rt.gr == self.job_rt.gr:
-            if event == "DELETED":
-                timer = self._ttl_timers.pop(uid_of(obj), None)
-                if timer is not None:
-                    timer.cancel()
-                self._finished_at.pop(uid_of(obj), None)
-            else:
-                self.add((ns_of(obj), name_of(obj)))
-        elif rt.gr == self.pod_rt.gr:
-            owner = controller_ref_name(obj, "Job")
-            if owner:
-                self.add((ns_of(obj), owner))
-
-    async def resync(self) -> None:
-        for job in self.store.list(self.job_rt):
-            self.add((ns_of(job), name_of(job)))
+    def forget(self, owner: Obj) -> None:
+        timer = self._ttl_timers.pop(uid_of(owner), None)
+        if timer is not None:
+            timer.cancel()
+        self._finished_at.pop(uid_of(owner), None)
 
     async def sync(self, key: tuple[str, str]) -> None:
         ns, name = key
-        job = self.store.get(self.job_rt, ns, name)
-        if job is None or deleting(job):
+        job = self.live_owner(key)
+        if job is None:
             return
         if finished(job):
             await self._expire(job, key)
             return
         spec = job.get("spec") or {}
         uid = uid_of(job)
-        pods = [p for p in self.store.list(self.pod_rt, ns, label_selector={JOB_NAME: name})
+        pods = [p for p in self.store.list(self.child_rt, ns, label_selector={JOB_NAME: name})
                 if controller_uid(p) == uid]
         phases = [(p.get("status") or {}).get("phase") for p in pods]
         succeeded = phases.count("Succeeded")
@@ -124,7 +106,7 @@ class JobSimulator(Simulator[tuple[str, str]]):
                            _cond("Failed", "BackoffLimitExceeded",
                                  "Job has reached the specified backoff limit", when)]
             for pod in running:
-                await self.store.delete(self.pod_rt, ns, name_of(pod))
+                await self.store.delete(self.child_rt, ns, name_of(pod))
             running_now = []
         else:
             running_now = running
@@ -132,15 +114,15 @@ class JobSimulator(Simulator[tuple[str, str]]):
                 want = min(parallelism, completions - succeeded)
                 for _ in range(want - len(running)):
                     running_now.append(await self.store.create(
-                        self.pod_rt, self._new_pod(job), namespace=ns))
-        status.update({"active": len(running_now), "ready": sum(map(_ready, running_now)),
+                        self.child_rt, self._new_pod(job), namespace=ns))
+        status.update({"active": len(running_now), "ready": sum(map(pod_ready, running_now)),
                        "succeeded": succeeded, "failed": failed, "terminating": 0,
                        "uncountedTerminatedPods": {}, "conditions": conditions})
         if not conditions:
             status.pop("conditions")
         if status != job.get("status"):
             job["status"] = status
-            job = await self.store.update_status(self.job_rt, job)
+            job = await self.store.update_status(self.owner_rt, job)
         if finished(job):
             self._finished_at[uid] = self.clock.monotonic()
             await self._expire(job, key)
@@ -153,7 +135,7 @@ class JobSimulator(Simulator[tuple[str, str]]):
         done = self._finished_at.setdefault(uid, self.clock.monotonic())
         due = done + ttl
         if self.clock.monotonic() >= due:
-            await self.store.delete(self.job_rt, key[0], key[1], propagation_policy="Foreground")
+            await self.store.delete(self.owner_rt, key[0], key[1], propagation_policy="Foreground")
         elif uid not in self._ttl_timers:
             self._ttl_timers[uid] = self.clock.call_at(due, lambda: self.add(key))
 

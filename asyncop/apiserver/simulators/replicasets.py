@@ -13,7 +13,8 @@ pods must be created or deleted (a pod list per sync would be O(n^2) for one big
 Invariants that keep the index honest: pods this simulator creates or deletes are recorded at
 once from the write's answer; an event older (by resourceVersion) than what the index holds is
 ignored, so a late event never resurrects a pod; a resync rebuilds the index from a list and
-ignores events up to the store's resourceVersion at that moment.
+ignores events up to the store's resourceVersion at that moment. Set-up and the owner read:
+`OwnerSimulator` (workload.py); pod events go to the index instead of its observe().
 """
 
 from __future__ import annotations
@@ -29,9 +30,7 @@ from asyncop.apiserver.resources import ResourceType
 from asyncop.apiserver.simulators.base import (
     Obj,
     SimStore,
-    Simulator,
     as_int,
-    controller_ref_name,
     deleting,
     name_of,
     ns_of,
@@ -40,6 +39,7 @@ from asyncop.apiserver.simulators.base import (
     uid_of,
 )
 from asyncop.apiserver.simulators.config import SimulatorConfig
+from asyncop.apiserver.simulators.workload import OwnerSimulator, pod_ready
 from asyncop.clock import Clock, Timer
 
 PodKey = tuple[str, str]
@@ -56,11 +56,6 @@ class PodInfo:
     created: str
     gone: bool = False  # deleted by us; the DELETED event has not been seen yet
     ready_at: float = 0.0  # clock.monotonic() when it was seen becoming Ready
-
-
-def pod_ready(pod: Obj) -> bool:
-    return any(c.get("type") == "Ready" and c.get("status") == "True"
-               for c in (pod.get("status") or {}).get("conditions") or ())
 
 
 def pod_info(pod: Obj, rs_uid: str) -> PodInfo:
@@ -87,15 +82,15 @@ def _rs_uid(pod: Obj) -> str | None:
     return None
 
 
-class ReplicaSetSimulator(Simulator[PodKey]):
+class ReplicaSetSimulator(OwnerSimulator):
     name = "replicasets"
     watched = frozenset({("apps", "replicasets"), ("", "pods")})
+    owner_kind = "ReplicaSet"
+    owner = ("apps", "v1", "replicasets")
+    child = ("", "v1", "pods")
 
     def __init__(self, store: SimStore, clock: Clock, config: SimulatorConfig) -> None:
-        super().__init__(store, clock, retry_delay=config.retry_delay,
-                         resync_period=config.resync_period)
-        self.rs_rt: ResourceType = store.resolve("apps", "v1", "replicasets")
-        self.pod_rt: ResourceType = store.resolve("", "v1", "pods")
+        super().__init__(store, clock, config)
         self._pods: dict[PodKey, PodInfo] = {}
         self._by_rs: dict[str, set[PodKey]] = {}
         self._counts: dict[str, list[int]] = {}  # rs uid -> [active, ready, fully labelled]
@@ -173,21 +168,12 @@ class ReplicaSetSimulator(Simulator[PodKey]):
         return now
 
     def observe(self, event: str, rt: ResourceType, obj: Obj) -> None:
-        gr = rt.gr
-        if gr == self.rs_rt.gr:
-            if event != "DELETED":
-                self.add((ns_of(obj), name_of(obj)))
-            return
-        if gr != self.pod_rt.gr:
-            return
-        if rv_of(obj) > self._watermark:
+        if rt.gr == self.child_rt.gr and rv_of(obj) > self._watermark:
             if event == "DELETED":
                 self._put((ns_of(obj), name_of(obj)), None)
             else:
                 self._record(obj)
-        owner = controller_ref_name(obj, "ReplicaSet")
-        if owner:
-            self.add((ns_of(obj), owner))
+        super().observe(event, rt, obj)
 
     async def resync(self) -> None:
         self._watermark = self.store.resource_version
@@ -195,16 +181,15 @@ class ReplicaSetSimulator(Simulator[PodKey]):
         self._by_rs.clear()
         self._counts.clear()
         self._rs_labels.clear()
-        for pod in self.store.list(self.pod_rt):
+        for pod in self.store.list(self.child_rt):
             self._record(pod, listed=True)
-        for rs in self.store.list(self.rs_rt):
-            self.add((ns_of(rs), name_of(rs)))
+        await super().resync()
 
     # reconcile ----------------------------------------------------------------------------
     async def sync(self, key: PodKey) -> None:
-        ns, name = key
-        rs = self.store.get(self.rs_rt, ns, name)
-        if rs is None or deleting(rs):
+        ns = key[0]
+        rs = self.live_owner(key)
+        if rs is None:
             return
         uid = uid_of(rs)
         spec = rs.get("spec") or {}
@@ -214,14 +199,14 @@ class ReplicaSetSimulator(Simulator[PodKey]):
         have = self._counts.get(uid, [0, 0, 0])[0]
         if have < want:
             for _ in range(want - have):
-                self._record(await self.store.create(self.pod_rt, self._new_pod(rs),
+                self._record(await self.store.create(self.child_rt, self._new_pod(rs),
                                                      namespace=ns))
         elif have > want:
             active = self._active(uid)
             newest = sorted(active, key=lambda k: self._pods[k].created, reverse=True)
             for pod_key in sorted(newest, key=lambda k: self._pods[k].rank)[: have - want]:
                 try:
-                    await self.store.delete(self.pod_rt, ns, pod_key[1])
+                    await self.store.delete(self.child_rt, ns, pod_key[1])
                 except NotFound:
                     pass
                 self._mark_gone(pod_key)
@@ -260,7 +245,7 @@ class ReplicaSetSimulator(Simulator[PodKey]):
         })
         if status != rs.get("status"):
             rs["status"] = status
-            await self.store.update_status(self.rs_rt, rs)
+            await self.store.update_status(self.owner_rt, rs)
 
     def _new_pod(self, rs: Obj) -> Obj:
         template: dict[str, Any] = orjson.loads(

@@ -13,6 +13,7 @@ that name. Status: observedGeneration, replicas, readyReplicas, availableReplica
 currentReplicas, updatedReplicas, currentRevision (moves to updateRevision once every pod is
 updated), updateRevision, collisionCount.
 Not simulated: ControllerRevision objects, PVC retention policies, minReadySeconds.
+Set-up, event routing and resync: `OwnerSimulator` (workload.py).
 Invariant: a pod name is only (re)created when no pod of that name exists.
 """
 
@@ -24,15 +25,14 @@ from asyncop.apiserver.resources import ResourceType
 from asyncop.apiserver.simulators.base import (
     Obj,
     SimStore,
-    Simulator,
     as_int,
-    controller_ref_name,
     deleting,
     name_of,
     ns_of,
 )
 from asyncop.apiserver.simulators.config import SimulatorConfig
 from asyncop.apiserver.simulators.workload import (
+    OwnerSimulator,
     owned_pods,
     pod_active,
     pod_from_template,
@@ -51,46 +51,33 @@ def _ordinal(sts_name: str, pod: Obj) -> int | None:
     return int(index) if prefix == sts_name and index.isdigit() else None
 
 
-class StatefulSetSimulator(Simulator[tuple[str, str]]):
+class StatefulSetSimulator(OwnerSimulator):
     name = "statefulsets"
     watched = frozenset({("apps", "statefulsets"), ("", "pods")})
+    owner_kind = "StatefulSet"
+    owner = ("apps", "v1", "statefulsets")
+    child = ("", "v1", "pods")
 
     def __init__(self, store: SimStore, clock: Clock, config: SimulatorConfig) -> None:
-        super().__init__(store, clock, retry_delay=config.retry_delay,
-                         resync_period=config.resync_period)
-        self.sts_rt: ResourceType = store.resolve("apps", "v1", "statefulsets")
-        self.pod_rt: ResourceType = store.resolve("", "v1", "pods")
+        super().__init__(store, clock, config)
         self.pvc_rt: ResourceType = store.resolve("", "v1", "persistentvolumeclaims")
-
-    def observe(self, event: str, rt: ResourceType, obj: Obj) -> None:
-        if rt.gr == self.sts_rt.gr:
-            if event != "DELETED":
-                self.add((ns_of(obj), name_of(obj)))
-        elif rt.gr == self.pod_rt.gr:
-            owner = controller_ref_name(obj, "StatefulSet")
-            if owner:
-                self.add((ns_of(obj), owner))
-
-    async def resync(self) -> None:
-        for sts in self.store.list(self.sts_rt):
-            self.add((ns_of(sts), name_of(sts)))
 
     async def sync(self, key: tuple[str, str]) -> None:
         ns, name = key
-        sts = self.store.get(self.sts_rt, ns, name)
-        if sts is None or deleting(sts):
+        sts = self.live_owner(key)
+        if sts is None:
             return
         spec = sts.get("spec") or {}
         want = as_int(spec.get("replicas"), 1)
         revision = f"{name}-{template_hash(spec.get('template') or {})}"
         parallel = spec.get("podManagementPolicy") == "Parallel"
         pods: dict[int, Obj] = {}
-        for pod in owned_pods(self.store, self.pod_rt, sts):
+        for pod in owned_pods(self.store, self.child_rt, sts):
             index = _ordinal(name, pod)
             if index is None or deleting(pod):
                 continue
             if not pod_active(pod):  # terminated: replace it
-                await self.store.delete(self.pod_rt, ns, name_of(pod))
+                await self.store.delete(self.child_rt, ns, name_of(pod))
                 continue
             pods[index] = pod
         await self._scale(sts, pods, want, revision, parallel)
@@ -106,7 +93,7 @@ class StatefulSetSimulator(Simulator[tuple[str, str]]):
             if not parallel and not all(pod_ready(pods[j]) for j in range(index) if j in pods):
                 break
             pod_name = f"{name}-{index}"
-            if self.store.get(self.pod_rt, ns, pod_name) is not None:
+            if self.store.get(self.child_rt, ns, pod_name) is not None:
                 break  # the old incarnation is still going away
             pod = pod_from_template(sts, api_version="apps/v1", kind="StatefulSet",
                                     name=pod_name, extra_labels={
@@ -117,11 +104,11 @@ class StatefulSetSimulator(Simulator[tuple[str, str]]):
             if service:
                 pod["spec"]["subdomain"] = service
             await self._claims(sts, pod, index)
-            pods[index] = await self.store.create(self.pod_rt, pod, namespace=ns)
+            pods[index] = await self.store.create(self.child_rt, pod, namespace=ns)
             if not parallel:
                 break
         for index in sorted((i for i in pods if i >= want), reverse=True):
-            await self.store.delete(self.pod_rt, ns, name_of(pods.pop(index)))
+            await self.store.delete(self.child_rt, ns, name_of(pods.pop(index)))
             if not parallel:
                 break
 
@@ -160,7 +147,7 @@ class StatefulSetSimulator(Simulator[tuple[str, str]]):
                 break
             labels = pods[index].get("metadata", {}).get("labels") or {}
             if labels.get(REVISION_LABEL) != revision:
-                await self.store.delete(self.pod_rt, ns_of(sts), name_of(pods.pop(index)))
+                await self.store.delete(self.child_rt, ns_of(sts), name_of(pods.pop(index)))
                 return
 
     async def _write_status(self, sts: Obj, pods: dict[int, Obj], want: int,
@@ -181,4 +168,4 @@ class StatefulSetSimulator(Simulator[tuple[str, str]]):
                   "collisionCount": as_int(old.get("collisionCount"), 0)}
         if status != old:
             sts["status"] = status
-            await self.store.update_status(self.sts_rt, sts)
+            await self.store.update_status(self.owner_rt, sts)

@@ -1,7 +1,15 @@
-"""Pod-template helpers shared by the workload controllers (RS, Job, StatefulSet, DaemonSet).
+"""What the workload controllers share: `OwnerSimulator` and the pod-template helpers.
 
-Invariant: pure functions over raw dicts; a pod built from a template is a fresh deep copy,
-controller-owned by its workload and carries the template's labels plus the given extras.
+`OwnerSimulator` is the common skeleton of the Deployment, ReplicaSet, StatefulSet, DaemonSet,
+Job and CronJob simulators: keyed by an owner object's (namespace, name), it resolves the
+owner's and the child's resource types, marks the owner dirty on its own events and on events
+of the children it controls (by controller ownerReference), calls `forget()` when an owner is
+deleted, resyncs by listing the owners, and `live_owner()` reads an owner back for `sync`
+(None once it is gone or being deleted, so a deleted owner is left to the garbage collector).
+
+Invariant: the helpers are pure functions over raw dicts; a pod built from a template is a
+fresh deep copy, controller-owned by its workload and carries the template's labels plus the
+given extras.
 """
 
 from __future__ import annotations
@@ -15,6 +23,8 @@ from asyncop.apiserver.resources import ResourceType
 from asyncop.apiserver.simulators.base import (
     Obj,
     SimStore,
+    Simulator,
+    controller_ref_name,
     controller_uid,
     deleting,
     name_of,
@@ -22,6 +32,8 @@ from asyncop.apiserver.simulators.base import (
     owner_ref,
     uid_of,
 )
+from asyncop.apiserver.simulators.config import SimulatorConfig
+from asyncop.clock import Clock
 
 _ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
 
@@ -75,3 +87,43 @@ def owned_pods(store: SimStore, pod_rt: ResourceType, owner: Obj) -> list[Obj]:
     uid = uid_of(owner)
     return [p for p in store.list(pod_rt, ns_of(owner), label_selector=selector)
             if controller_uid(p) == uid]
+
+
+class OwnerSimulator(Simulator[tuple[str, str]]):
+    """A simulator of one owner kind (`owner_kind`, resource `owner`) and its `child` objects.
+
+    Subclasses set the class attributes; `owner` and `child` are (group, version, plural).
+    """
+
+    owner_kind = ""
+    owner: tuple[str, str, str] = ("", "", "")
+    child: tuple[str, str, str] = ("", "", "")
+
+    def __init__(self, store: SimStore, clock: Clock, config: SimulatorConfig) -> None:
+        super().__init__(store, clock, retry_delay=config.retry_delay,
+                         resync_period=config.resync_period)
+        self.owner_rt: ResourceType = store.resolve(*self.owner)
+        self.child_rt: ResourceType = store.resolve(*self.child)
+
+    def forget(self, owner: Obj) -> None:
+        """Drop what is kept in memory for a deleted owner (timers, progress)."""
+
+    def observe(self, event: str, rt: ResourceType, obj: Obj) -> None:
+        if rt.gr == self.owner_rt.gr:
+            if event == "DELETED":
+                self.forget(obj)
+            else:
+                self.add((ns_of(obj), name_of(obj)))
+        elif rt.gr == self.child_rt.gr:
+            owner = controller_ref_name(obj, self.owner_kind)
+            if owner:
+                self.add((ns_of(obj), owner))
+
+    async def resync(self) -> None:
+        for obj in self.store.list(self.owner_rt):
+            self.add((ns_of(obj), name_of(obj)))
+
+    def live_owner(self, key: tuple[str, str]) -> Obj | None:
+        """The owner behind `key`, or None when it is gone or being deleted."""
+        obj = self.store.get(self.owner_rt, *key)
+        return None if obj is None or deleting(obj) else obj
