@@ -12,8 +12,10 @@ covers everything delivered. Invariant: the stream always ends cleanly (end of c
 from __future__ import annotations
 
 import contextlib
+import hashlib
 from typing import Any
 
+import orjson
 from aiohttp import web
 
 from asyncop.api import ApiError
@@ -168,8 +170,6 @@ class WatchRoutes:
         timers["bookmark"] = self.clock.call_later(self.bookmark_interval, fire)
 
     def _table_line(self, rt: ResourceType, line: bytes, state: dict[str, bool]) -> bytes:
-        import orjson
-
         event = orjson.loads(line)
         if event["type"] in ("BOOKMARK", "ERROR"):
             return line
@@ -199,8 +199,10 @@ def _projection(rt: ResourceType, views: Views, *, metadata_only: bool) -> Proje
     def custom_view(obj: dict[str, Any]) -> dict[str, Any]:
         return views.view(rt, obj)
 
-    # a CRD update replaces its ResourceTypes: key the cached line by the schema too
-    return (f"{rt.api_version}#{id(rt.schema)}", custom_view)
+    # a CRD update can change the schema of a version: the cached line is keyed by its content
+    digest = hashlib.blake2b(orjson.dumps(rt.schema, option=orjson.OPT_SORT_KEYS),
+                             digest_size=8).hexdigest()
+    return (f"{rt.api_version}#{digest}", custom_view)
 
 
 def _line(event: Event, kind: str, projection: Projection) -> bytes:

@@ -164,3 +164,29 @@ async def test_read_through_another_version_prunes_with_its_schema(http: Http) -
     assert event["type"] == "ADDED"
     assert event["object"]["apiVersion"] == "example.com/v1"
     assert event["object"]["spec"] == {"size": 2}
+
+
+async def test_replayed_watch_events_follow_the_current_schema_of_the_read_version(
+        http: Http) -> None:
+    url, session = http
+    code, created = await _call(session, "POST", url + GIZMOS.format(v="v1beta1"),
+                                _gizmo("g", size=2, legacy="old"))
+    assert code == 201
+    rv = int(created["metadata"]["resourceVersion"]) - 1
+    watch = url + GIZMOS.format(v="v1") + f"?watch=1&timeoutSeconds=1&resourceVersion={rv}"
+
+    async def first_event() -> dict[str, Any]:
+        async with session.get(watch) as r:
+            event: dict[str, Any] = orjson.loads(await r.content.readline())
+        assert event["type"] == "ADDED"
+        return event
+
+    assert (await first_event())["object"]["spec"] == {"size": 2}
+    # v1 learns the field: the same history event, replayed through v1, now shows it
+    crd_url = url + CRDS + "/gizmos.example.com"
+    code, crd = await _call(session, "GET", crd_url)
+    v1_spec = crd["spec"]["versions"][1]["schema"]["openAPIV3Schema"]["properties"]["spec"]
+    v1_spec["properties"]["legacy"] = {"type": "string"}
+    code, body = await _call(session, "PUT", crd_url, crd)
+    assert code == 200, body
+    assert (await first_event())["object"]["spec"] == {"size": 2, "legacy": "old"}
