@@ -15,6 +15,9 @@ Invariants:
   their CrdKind by owner and by name, so that such an object going away wakes it up.
 - A missing choice (the schema's enum and anchored pattern reject anything else) is
   reported in status and a Warning Event, and not retried until the spec changes.
+
+The child steps (ensure an owned child, delete renamed ones) are `controllers.common.children`,
+shared with foo.
 """
 
 from __future__ import annotations
@@ -24,23 +27,16 @@ from typing import Any
 
 import structlog
 
-from asyncop.api import (
-    AlreadyExists,
-    NotFound,
-    RawObject,
-    Request,
-    controller_of,
-    deep_copy,
-    owner_reference,
-)
+from asyncop.api import RawObject, Request, controller_of, deep_copy, owner_reference
 from asyncop.api.kinds import DEPLOYMENT, SERVICE, Kind
-from asyncop.api.owners import is_controlled_by
 from asyncop.client import Client
 from asyncop.clock import Clock, format_time
 from asyncop.controllers.common import (
     EVENTS_RULES,
     PolicyRule,
     condition,
+    delete_renamed,
+    ensure_child,
     set_condition,
     unless_stale,
     write_status,
@@ -113,7 +109,8 @@ class CrdKindReconciler:
         svc = await self._ensure_service(ck, name, labels, choice)
         if dep is None or svc is None:
             return Result()  # reported: a foreign object holds the name
-        removed = await self._delete_others(ck, keep=name)
+        removed = await delete_renamed(self.client, self.cache, (DEPLOYMENT, SERVICE), owner=ck,
+                                       keep=name)
         if removed:
             self.recorder.event(ck, "Normal", "Replaced", f"Now running {choice} as {name}")
 
@@ -213,18 +210,13 @@ class CrdKindReconciler:
     async def _get_or_create(self, ck: RawObject, kind: Kind, desired: RawObject
                              ) -> RawObject | None:
         """The controlled object of that name (created if missing), or None if foreign."""
-        ns, name = ck["metadata"]["namespace"], desired["metadata"]["name"]
-        obj = self.cache.get(kind, name, ns)
-        if obj is None:
-            try:
-                obj = await self.client.create(kind, desired, namespace=ns)
-                self.recorder.event(ck, "Normal", "Created", f"Created {kind.kind} {name}")
-                log.info("child created", crdkind=name, kind=kind.kind)
-                return obj
-            except AlreadyExists:
-                obj = await self.client.get(kind, name, namespace=ns)
-        if is_controlled_by(obj, ck):
-            return obj
+        name = desired["metadata"]["name"]
+        child = await ensure_child(self.client, self.cache, kind, desired, owner=ck)
+        if child.created:
+            self.recorder.event(ck, "Normal", "Created", f"Created {kind.kind} {name}")
+            log.info("child created", crdkind=name, kind=kind.kind)
+        if child.controlled:
+            return child.obj
         message = f'{kind.kind} "{name}" already exists and is not managed by this CrdKind'
         generation = ck["metadata"].get("generation", 0)
         status = dict(ck.get("status") or {}, message=message, observedGeneration=generation)
@@ -233,25 +225,6 @@ class CrdKindReconciler:
         if await write_status(self.client, CRDKIND, ck, status) is not None:
             self.recorder.event(ck, "Warning", "ErrResourceExists", message)
         return None
-
-    async def _delete_others(self, ck: RawObject, *, keep: str) -> bool:
-        """Delete the Deployments and Services this CrdKind controls under another name."""
-        removed = False
-        uid = ck["metadata"]["uid"]
-        for kind in (DEPLOYMENT, SERVICE):
-            for obj in self.cache.by_index(kind, "owner_uid", uid):
-                meta = obj["metadata"]
-                if (meta["name"] == keep or meta.get("deletionTimestamp")
-                        or not is_controlled_by(obj, ck)):
-                    continue
-                try:
-                    await self.client.delete(kind, meta["name"], namespace=meta["namespace"],
-                                             propagation_policy="Background")
-                    log.info("child deleted", kind=kind.kind, name=meta["name"])
-                except NotFound:
-                    pass
-                removed = True
-        return removed
 
 
 def children_to_crdkind(obj: RawObject) -> Iterable[Request]:

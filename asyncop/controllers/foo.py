@@ -12,6 +12,9 @@ garbage collector deletes it with the Foo). Invariants:
 - A missing `spec.deploymentName` is reported (status message + Warning Event, once per
   generation) and not retried until the spec changes.
 - Success: a Normal Event `Synced` "Foo synced successfully" when something changed.
+
+The child steps (ensure the owned Deployment, delete renamed ones) are
+`controllers.common.children`, shared with crdkind.
 """
 
 from __future__ import annotations
@@ -21,19 +24,17 @@ from typing import Any
 
 import structlog
 
-from asyncop.api import (
-    AlreadyExists,
-    NotFound,
-    RawObject,
-    Request,
-    controller_of,
-    deep_copy,
-    is_controlled_by,
-    owner_reference,
-)
+from asyncop.api import RawObject, Request, controller_of, deep_copy, owner_reference
 from asyncop.api.kinds import DEPLOYMENT
 from asyncop.client import Client
-from asyncop.controllers.common import EVENTS_RULES, PolicyRule, unless_stale, write_status
+from asyncop.controllers.common import (
+    EVENTS_RULES,
+    PolicyRule,
+    delete_renamed,
+    ensure_child,
+    unless_stale,
+    write_status,
+)
 from asyncop.controllers.kinds import FOO
 from asyncop.runtime.cache import Cache
 from asyncop.runtime.controller import Controller
@@ -86,19 +87,15 @@ class FooReconciler:
                 self.recorder.event(foo, "Warning", "InvalidSpec", message)
             return Result()
         replicas = int(spec.get("replicas") or 1)
-        changed = await self._delete_renamed(foo, keep=name)
-
-        dep = self.cache.get(DEPLOYMENT, name, req.namespace)
-        if dep is None:
-            try:
-                dep = await self.client.create(
-                    DEPLOYMENT, self._deployment(foo, name, replicas), namespace=req.namespace
-                )
-                log.info("deployment created", foo=req.key, deployment=name)
-                changed = True
-            except AlreadyExists:  # the cache lags: look at what is there
-                dep = await self.client.get(DEPLOYMENT, name, namespace=req.namespace)
-        if not is_controlled_by(dep, foo):
+        changed = await delete_renamed(self.client, self.cache, (DEPLOYMENT,), owner=foo,
+                                       keep=name)
+        child = await ensure_child(self.client, self.cache, DEPLOYMENT,
+                                   self._deployment(foo, name, replicas), owner=foo)
+        dep = child.obj
+        if child.created:
+            log.info("deployment created", foo=req.key, deployment=name)
+            changed = True
+        if not child.controlled:
             message = f'Resource "{name}" already exists and is not managed by Foo'
             new = dict(old_status, message=message, observedGeneration=generation)
             if await write_status(self.client, FOO, foo, new) is not None:
@@ -118,26 +115,6 @@ class FooReconciler:
         if changed:
             self.recorder.event(foo, "Normal", SUCCESS_SYNCED, MESSAGE_SYNCED)
         return Result()
-
-    async def _delete_renamed(self, foo: RawObject, *, keep: str) -> bool:
-        """Delete Deployments this Foo controls under a name it no longer asks for."""
-        deleted = False
-        uid = foo["metadata"]["uid"]
-        for dep in self.cache.by_index(DEPLOYMENT, "owner_uid", uid):
-            meta = dep["metadata"]
-            if meta["name"] == keep or meta.get("deletionTimestamp"):
-                continue
-            if not is_controlled_by(dep, foo):
-                continue
-            try:
-                await self.client.delete(
-                    DEPLOYMENT, dep["metadata"]["name"],
-                    namespace=dep["metadata"]["namespace"], propagation_policy="Background",
-                )
-            except NotFound:
-                pass
-            deleted = True
-        return deleted
 
     def _deployment(self, foo: RawObject, name: str, replicas: int) -> RawObject:
         labels = {"app": "nginx", "controller": foo["metadata"]["name"]}
