@@ -4,61 +4,52 @@ types, list resourceVersion rules, Tables, and the in-process store API."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
 from typing import Any
 
 import aiohttp
 import orjson
-import pytest_asyncio
 from crdkit import CRDS, WIDGET_CRD, WIDGETS, widget
 
 from asyncop.apiserver import ApiServer
 from asyncop.testing import eventually
+from tests.apiserver import httpkit
+from tests.apiserver.httpkit import call
 
 CM = "/api/v1/namespaces/default/configmaps"
 JSON_PATCH = {"Content-Type": "application/json-patch+json"}
 MERGE = {"Content-Type": "application/merge-patch+json"}
 
 
-@pytest_asyncio.fixture
-async def http() -> AsyncIterator[aiohttp.ClientSession]:
-    async with aiohttp.ClientSession() as session:
-        yield session
-
-
-async def _call(http: aiohttp.ClientSession, method: str, url: str, **kw: Any,
-                ) -> tuple[int, dict[str, Any]]:
-    async with http.request(method, url, **kw) as r:
-        return r.status, orjson.loads(await r.read())
+http = httpkit.http  # the shared aiohttp session fixture
 
 
 async def test_delete_answers_status_or_object(apiserver_no_sim: ApiServer,
                                                http: aiohttp.ClientSession) -> None:
     url = apiserver_no_sim.url
-    await _call(http, "POST", url + CM, json={"metadata": {"name": "c1"}})
-    code, body = await _call(http, "DELETE", url + CM + "/c1")
+    await call(http, "POST", url + CM, json={"metadata": {"name": "c1"}})
+    code, body = await call(http, "DELETE", url + CM + "/c1")
     assert code == 200 and body["kind"] == "Status" and body["status"] == "Success"
     assert body["details"]["name"] == "c1" and body["details"]["kind"] == "configmaps"
-    await _call(http, "POST", url + "/api/v1/namespaces/default/serviceaccounts",
-                json={"metadata": {"name": "sa"}})
-    code, body = await _call(http, "DELETE", url + "/api/v1/namespaces/default/serviceaccounts/sa")
+    await call(http, "POST", url + "/api/v1/namespaces/default/serviceaccounts",
+               json={"metadata": {"name": "sa"}})
+    code, body = await call(http, "DELETE", url + "/api/v1/namespaces/default/serviceaccounts/sa")
     assert code == 200 and body["kind"] == "ServiceAccount"
-    code, body = await _call(http, "DELETE", url + CM + "/c1")
+    code, body = await call(http, "DELETE", url + CM + "/c1")
     assert code == 404
 
 
 async def test_delete_preconditions(apiserver_no_sim: ApiServer,
                                     http: aiohttp.ClientSession) -> None:
     url = apiserver_no_sim.url
-    _, cm = await _call(http, "POST", url + CM, json={"metadata": {"name": "c1"}})
-    code, body = await _call(http, "DELETE", url + CM + "/c1",
-                             json={"preconditions": {"uid": "other"}})
+    _, cm = await call(http, "POST", url + CM, json={"metadata": {"name": "c1"}})
+    code, body = await call(http, "DELETE", url + CM + "/c1",
+                            json={"preconditions": {"uid": "other"}})
     assert code == 409 and "the UID in the precondition (other)" in body["message"]
-    code, body = await _call(http, "DELETE", url + CM + "/c1",
-                             json={"preconditions": {"resourceVersion": "1"}})
+    code, body = await call(http, "DELETE", url + CM + "/c1",
+                            json={"preconditions": {"resourceVersion": "1"}})
     assert code == 409 and body["reason"] == "Conflict"
-    code, _ = await _call(http, "DELETE", url + CM + "/c1",
-                          json={"preconditions": {"uid": cm["metadata"]["uid"]}})
+    code, _ = await call(http, "DELETE", url + CM + "/c1",
+                         json={"preconditions": {"uid": cm["metadata"]["uid"]}})
     assert code == 200
 
 
@@ -66,14 +57,14 @@ async def test_dry_run_does_not_persist(apiserver_no_sim: ApiServer,
                                         http: aiohttp.ClientSession) -> None:
     srv = apiserver_no_sim
     rv = srv.store.resource_version
-    code, body = await _call(http, "POST", srv.url + CM + "?dryRun=All",
-                             json={"metadata": {"name": "c1"}})
+    code, body = await call(http, "POST", srv.url + CM + "?dryRun=All",
+                            json={"metadata": {"name": "c1"}})
     assert code == 201 and body["metadata"]["name"] == "c1"
     assert srv.store.resource_version == rv
-    code, _ = await _call(http, "GET", srv.url + CM + "/c1")
+    code, _ = await call(http, "GET", srv.url + CM + "/c1")
     assert code == 404
-    code, _ = await _call(http, "POST", srv.url + CM + "?dryRun=Some",
-                          json={"metadata": {"name": "c1"}})
+    code, _ = await call(http, "POST", srv.url + CM + "?dryRun=Some",
+                         json={"metadata": {"name": "c1"}})
     assert code == 400
 
 
@@ -81,38 +72,38 @@ async def test_deletecollection_by_label(apiserver_no_sim: ApiServer,
                                          http: aiohttp.ClientSession) -> None:
     url = apiserver_no_sim.url
     for name, tier in (("a", "x"), ("b", "x"), ("c", "y")):
-        await _call(http, "POST", url + CM, json={"metadata": {"name": name,
+        await call(http, "POST", url + CM, json={"metadata": {"name": name,
                                                                 "labels": {"tier": tier}}})
-    code, body = await _call(http, "DELETE", url + CM + "?labelSelector=tier%3Dx")
+    code, body = await call(http, "DELETE", url + CM + "?labelSelector=tier%3Dx")
     assert code == 200 and [i["metadata"]["name"] for i in body["items"]] == ["a", "b"]
-    _, listed = await _call(http, "GET", url + CM)
+    _, listed = await call(http, "GET", url + CM)
     assert [i["metadata"]["name"] for i in listed["items"]] == ["c"]
-    code, _ = await _call(http, "DELETE", url + "/api/v1/configmaps")
+    code, _ = await call(http, "DELETE", url + "/api/v1/configmaps")
     assert code == 405
 
 
 async def test_patch_types(apiserver_no_sim: ApiServer, http: aiohttp.ClientSession) -> None:
     url = apiserver_no_sim.url
-    await _call(http, "POST", url + CM, json={"metadata": {"name": "c1"}, "data": {"a": "1"}})
+    await call(http, "POST", url + CM, json={"metadata": {"name": "c1"}, "data": {"a": "1"}})
     ops = [{"op": "add", "path": "/data/b", "value": "2"}]
-    code, body = await _call(http, "PATCH", url + CM + "/c1", data=orjson.dumps(ops),
-                             headers=JSON_PATCH)
+    code, body = await call(http, "PATCH", url + CM + "/c1", data=orjson.dumps(ops),
+                            headers=JSON_PATCH)
     assert code == 200 and body["data"] == {"a": "1", "b": "2"}
-    code, body = await _call(http, "PATCH", url + CM + "/c1", data=b'{"data":{"a":null}}',
-                             headers=MERGE)
+    code, body = await call(http, "PATCH", url + CM + "/c1", data=b'{"data":{"a":null}}',
+                            headers=MERGE)
     assert body["data"] == {"b": "2"}
-    code, body = await _call(http, "PATCH", url + CM + "/c1", data=b'{"data":{}}',
-                             headers=JSON_PATCH)
+    code, body = await call(http, "PATCH", url + CM + "/c1", data=b'{"data":{}}',
+                            headers=JSON_PATCH)
     assert code == 400 and "cannot unmarshal object" in body["message"]
     bad = [{"op": "test", "path": "/data/b", "value": "nope"}]
-    code, body = await _call(http, "PATCH", url + CM + "/c1", data=orjson.dumps(bad),
-                             headers=JSON_PATCH)
+    code, body = await call(http, "PATCH", url + CM + "/c1", data=orjson.dumps(bad),
+                            headers=JSON_PATCH)
     assert code == 422
-    code, _ = await _call(http, "PATCH", url + CM + "/missing", data=b"{}", headers=MERGE)
+    code, _ = await call(http, "PATCH", url + CM + "/missing", data=b"{}", headers=MERGE)
     assert code == 404
     stale = {"metadata": {"resourceVersion": "1"}, "data": {"c": "3"}}
-    code, body = await _call(http, "PATCH", url + CM + "/c1", data=orjson.dumps(stale),
-                             headers=MERGE)
+    code, body = await call(http, "PATCH", url + CM + "/c1", data=orjson.dumps(stale),
+                            headers=MERGE)
     assert code == 409
 
 
@@ -122,53 +113,53 @@ async def test_server_side_apply_creates_then_conflicts(apiserver_no_sim: ApiSer
     apply = {"Content-Type": "application/apply-patch+yaml"}
     cfg = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c1"},
            "data": {"a": "1"}}
-    code, body = await _call(http, "PATCH", url + CM + "/c1?fieldManager=one",
-                             data=orjson.dumps(cfg), headers=apply)
+    code, body = await call(http, "PATCH", url + CM + "/c1?fieldManager=one",
+                            data=orjson.dumps(cfg), headers=apply)
     assert code == 201 and body["data"] == {"a": "1"}
     cfg["data"] = {"a": "2"}
-    code, body = await _call(http, "PATCH", url + CM + "/c1?fieldManager=two",
-                             data=orjson.dumps(cfg), headers=apply)
+    code, body = await call(http, "PATCH", url + CM + "/c1?fieldManager=two",
+                            data=orjson.dumps(cfg), headers=apply)
     assert code == 409 and body["details"]["causes"][0]["reason"] == "FieldManagerConflict"
-    code, body = await _call(http, "PATCH", url + CM + "/c1?fieldManager=two&force=true",
-                             data=orjson.dumps(cfg), headers=apply)
+    code, body = await call(http, "PATCH", url + CM + "/c1?fieldManager=two&force=true",
+                            data=orjson.dumps(cfg), headers=apply)
     assert code == 200 and body["data"] == {"a": "2"}
-    code, body = await _call(http, "PATCH", url + CM + "/c1", data=orjson.dumps(cfg),
-                             headers=apply)
+    code, body = await call(http, "PATCH", url + CM + "/c1", data=orjson.dumps(cfg),
+                            headers=apply)
     assert code == 422
 
 
 async def test_list_resource_version_rules(apiserver_no_sim: ApiServer,
                                            http: aiohttp.ClientSession) -> None:
     srv = apiserver_no_sim
-    _, a = await _call(http, "POST", srv.url + CM, json={"metadata": {"name": "a"}})
+    _, a = await call(http, "POST", srv.url + CM, json={"metadata": {"name": "a"}})
     rv_a = a["metadata"]["resourceVersion"]
-    await _call(http, "POST", srv.url + CM, json={"metadata": {"name": "b"}})
-    code, body = await _call(http, "GET", srv.url + CM + f"?resourceVersion={rv_a}"
+    await call(http, "POST", srv.url + CM, json={"metadata": {"name": "b"}})
+    code, body = await call(http, "GET", srv.url + CM + f"?resourceVersion={rv_a}"
                                                          "&resourceVersionMatch=Exact")
     assert code == 200 and [i["metadata"]["name"] for i in body["items"]] == ["a"]
     assert body["metadata"]["resourceVersion"] == rv_a
-    code, body = await _call(http, "GET", srv.url + CM + "?resourceVersion=99999")
+    code, body = await call(http, "GET", srv.url + CM + "?resourceVersion=99999")
     assert code == 504 and body["details"]["causes"][0]["reason"] == "ResourceVersionTooLarge"
-    code, _ = await _call(http, "GET", srv.url + CM + "?resourceVersionMatch=Exact")
+    code, _ = await call(http, "GET", srv.url + CM + "?resourceVersionMatch=Exact")
     assert code == 422
-    code, body = await _call(http, "GET", srv.url + CM + "?limit=1")
+    code, body = await call(http, "GET", srv.url + CM + "?limit=1")
     token = body["metadata"]["continue"]
     srv.faults.expire_history()
-    code, body = await _call(http, "GET", srv.url + CM + f"?limit=1&continue={token}")
+    code, body = await call(http, "GET", srv.url + CM + f"?limit=1&continue={token}")
     assert code == 410 and body["reason"] == "Expired"
 
 
 async def test_table_responses(apiserver_no_sim: ApiServer, http: aiohttp.ClientSession) -> None:
     url = apiserver_no_sim.url
-    await _call(http, "POST", url + CRDS, json=WIDGET_CRD)
-    await _call(http, "POST", url + WIDGETS, json=widget("w1", size=3))
+    await call(http, "POST", url + CRDS, json=WIDGET_CRD)
+    await call(http, "POST", url + WIDGETS, json=widget("w1", size=3))
     accept = {"Accept": "application/json;as=Table;v=v1;g=meta.k8s.io,application/json"}
-    code, table = await _call(http, "GET", url + WIDGETS, headers=accept)
+    code, table = await call(http, "GET", url + WIDGETS, headers=accept)
     assert code == 200 and table["kind"] == "Table"
     assert table["columnDefinitions"][0]["name"] == "Name"
     assert table["rows"][0]["cells"][0] == "w1"
     assert table["metadata"]["resourceVersion"]
-    code, table = await _call(http, "GET", url + WIDGETS + "/w1", headers=accept)
+    code, table = await call(http, "GET", url + WIDGETS + "/w1", headers=accept)
     assert code == 200 and len(table["rows"]) == 1
 
 
@@ -208,11 +199,11 @@ async def test_admission_hook_mutates_and_rejects(apiserver_no_sim: ApiServer,
         obj.setdefault("data", {})["op"] = op
 
     store.add_admission(rt.gr, hook)
-    code, body = await _call(http, "POST", apiserver_no_sim.url + CM,
-                             json={"metadata": {"name": "ok"}})
+    code, body = await call(http, "POST", apiserver_no_sim.url + CM,
+                            json={"metadata": {"name": "ok"}})
     assert code == 201 and body["data"] == {"op": "CREATE"}
-    code, body = await _call(http, "POST", apiserver_no_sim.url + CM,
-                             json={"metadata": {"name": "deny"}})
+    code, body = await call(http, "POST", apiserver_no_sim.url + CM,
+                            json={"metadata": {"name": "deny"}})
     assert code == 403
 
 
@@ -225,15 +216,15 @@ async def test_events_v1_share_core_event_storage(apiserver_no_sim: ApiServer,
              "regarding": {"kind": "Pod", "name": "p", "namespace": "default"},
              "note": "pulled", "reason": "Pulled", "type": "Normal", "action": "Pull",
              "reportingController": "kubelet", "reportingInstance": "node-1"}
-    code, created = await _call(http, "POST", v1, json=event)
+    code, created = await call(http, "POST", v1, json=event)
     assert code == 201 and created["apiVersion"] == "events.k8s.io/v1"
     assert created["regarding"]["name"] == "p" and created["note"] == "pulled"
-    code, stored = await _call(http, "GET", core + "/e1")
+    code, stored = await call(http, "GET", core + "/e1")
     assert stored["apiVersion"] == "v1" and stored["message"] == "pulled"
     assert stored["involvedObject"]["name"] == "p" and stored["reportingComponent"] == "kubelet"
-    code, listed = await _call(http, "GET", core + "?fieldSelector=involvedObject.name%3Dp")
+    code, listed = await call(http, "GET", core + "?fieldSelector=involvedObject.name%3Dp")
     assert [e["metadata"]["name"] for e in listed["items"]] == ["e1"]
-    code, listed = await _call(http, "GET", v1 + "?fieldSelector=regarding.name%3Dother")
+    code, listed = await call(http, "GET", v1 + "?fieldSelector=regarding.name%3Dother")
     assert listed["items"] == []
     async with http.get(v1 + "?watch=1&timeoutSeconds=1") as resp:
         first = orjson.loads(await resp.content.readline())
@@ -244,15 +235,15 @@ async def test_events_v1_share_core_event_storage(apiserver_no_sim: ApiServer,
 async def test_partial_object_metadata(apiserver_no_sim: ApiServer,
                                        http: aiohttp.ClientSession) -> None:
     url = apiserver_no_sim.url
-    await _call(http, "POST", url + CM, json={"metadata": {"name": "c1"}, "data": {"a": "b"}})
+    await call(http, "POST", url + CM, json={"metadata": {"name": "c1"}, "data": {"a": "b"}})
     accept = {"Accept": "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,"
                         "application/json"}
-    code, body = await _call(http, "GET", url + CM, headers=accept)
+    code, body = await call(http, "GET", url + CM, headers=accept)
     assert code == 200 and body["kind"] == "PartialObjectMetadataList"
     assert body["items"][0] == {"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1",
                                 "metadata": body["items"][0]["metadata"]}
     accept = {"Accept": "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1"}
-    code, body = await _call(http, "GET", url + CM + "/c1", headers=accept)
+    code, body = await call(http, "GET", url + CM + "/c1", headers=accept)
     assert code == 200 and body["kind"] == "PartialObjectMetadata" and "data" not in body
     async with http.get(url + CM + "?watch=1&timeoutSeconds=1", headers=accept) as resp:
         event = orjson.loads(await resp.content.readline())
