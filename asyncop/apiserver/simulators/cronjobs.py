@@ -66,7 +66,6 @@ def _ref(job: Obj) -> dict[str, Any]:
 
 class CronJobSimulator(OwnerSimulator):
     name = "cronjobs"
-    watched = frozenset({("batch", "cronjobs"), ("batch", "jobs")})
     owner_kind = "CronJob"
     owner = ("batch", "v1", "cronjobs")
     child = ("batch", "v1", "jobs")

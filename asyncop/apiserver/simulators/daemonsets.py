@@ -38,7 +38,6 @@ GENERATION_LABEL = "pod-template-generation"
 
 class DaemonSetSimulator(OwnerSimulator):
     name = "daemonsets"
-    watched = frozenset({("apps", "daemonsets"), ("", "pods")})
     owner_kind = "DaemonSet"
     owner = ("apps", "v1", "daemonsets")
     child = ("", "v1", "pods")

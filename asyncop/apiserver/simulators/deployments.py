@@ -108,7 +108,6 @@ def _condition(old: list[dict[str, Any]], ctype: str, status: str, reason: str, 
 
 class DeploymentSimulator(OwnerSimulator):
     name = "deployments"
-    watched = frozenset({("apps", "deployments"), ("apps", "replicasets")})
     owner_kind = "Deployment"
     owner = ("apps", "v1", "deployments")
     child = ("apps", "v1", "replicasets")

@@ -54,7 +54,6 @@ def _cond(ctype: str, reason: str, message: str, when: str) -> dict[str, Any]:
 
 class JobSimulator(OwnerSimulator):
     name = "jobs"
-    watched = frozenset({("batch", "jobs"), ("", "pods")})
     owner_kind = "Job"
     owner = ("batch", "v1", "jobs")
     child = ("", "v1", "pods")

@@ -84,7 +84,6 @@ def _rs_uid(pod: Obj) -> str | None:
 
 class ReplicaSetSimulator(OwnerSimulator):
     name = "replicasets"
-    watched = frozenset({("apps", "replicasets"), ("", "pods")})
     owner_kind = "ReplicaSet"
     owner = ("apps", "v1", "replicasets")
     child = ("", "v1", "pods")

@@ -53,7 +53,6 @@ def _ordinal(sts_name: str, pod: Obj) -> int | None:
 
 class StatefulSetSimulator(OwnerSimulator):
     name = "statefulsets"
-    watched = frozenset({("apps", "statefulsets"), ("", "pods")})
     owner_kind = "StatefulSet"
     owner = ("apps", "v1", "statefulsets")
     child = ("", "v1", "pods")

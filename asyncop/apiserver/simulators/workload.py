@@ -92,12 +92,17 @@ def owned_pods(store: SimStore, pod_rt: ResourceType, owner: Obj) -> list[Obj]:
 class OwnerSimulator(Simulator[tuple[str, str]]):
     """A simulator of one owner kind (`owner_kind`, resource `owner`) and its `child` objects.
 
-    Subclasses set the class attributes; `owner` and `child` are (group, version, plural).
+    Subclasses set the class attributes; `owner` and `child` are (group, version, plural),
+    and `watched` follows from them.
     """
 
     owner_kind = ""
     owner: tuple[str, str, str] = ("", "", "")
     child: tuple[str, str, str] = ("", "", "")
+
+    def __init_subclass__(cls) -> None:
+        super().__init_subclass__()
+        cls.watched = frozenset({(cls.owner[0], cls.owner[2]), (cls.child[0], cls.child[2])})
 
     def __init__(self, store: SimStore, clock: Clock, config: SimulatorConfig) -> None:
         super().__init__(store, clock, retry_delay=config.retry_delay,
