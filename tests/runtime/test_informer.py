@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 import pytest
@@ -471,9 +471,15 @@ async def kube() -> AsyncIterator[tuple[ApiServer, Client]]:
 
 
 @pytest.fixture
-async def running() -> AsyncIterator[Callable[[Informer], None]]:
+async def running() -> AsyncIterator[Callable[[Informer], Awaitable[None]]]:
+    """`await running(inf)`: start the informer (stopped at teardown), wait for its sync."""
     tasks: list[asyncio.Task[None]] = []
-    yield lambda inf: tasks.append(asyncio.create_task(inf.run()))
+
+    async def start(inf: Informer) -> None:
+        tasks.append(asyncio.create_task(inf.run()))
+        await asyncio.wait_for(inf.wait_for_sync(), 10)
+
+    yield start
     for t in tasks:
         t.cancel()
     await asyncio.gather(*tasks, return_exceptions=True)
@@ -488,6 +494,14 @@ async def started(inf: Informer) -> AsyncIterator[Informer]:
     finally:
         task.cancel()
         await asyncio.gather(task, return_exceptions=True)
+
+
+def recorded(c: Client, **kw: Any) -> tuple[Informer, Recorder]:
+    """A ConfigMap informer on the real clock with a Recorder as its handler."""
+    inf = Informer(c, CONFIGMAP, clock=RealClock(), backoff=FAST, **kw)
+    rec = Recorder()
+    inf.add_handler(rec)
+    return inf, rec
 
 
 def cm(name: str, ns: str = "default", labels: dict[str, str] | None = None,
@@ -529,11 +543,8 @@ async def test_server_paginated_initial_list(kube: Any, running: Any) -> None:
         return await real_list(*a, **kw)
 
     c.list = counting_list
-    inf = Informer(c, CONFIGMAP, clock=RealClock(), page_size=7, backoff=FAST)
-    rec = Recorder()
-    inf.add_handler(rec)
-    running(inf)
-    await asyncio.wait_for(inf.wait_for_sync(), 10)
+    inf, rec = recorded(c, page_size=7)
+    await running(inf)
     c.list = real_list
     assert len(pages) == 9 and pages[0] is None and all(pages[1:])  # 8 x 7 + 4
     assert cache_state(inf) == await server_state(c)
@@ -546,11 +557,8 @@ async def test_server_watch_resumes_after_cut_without_duplicates(kube: Any, runn
     srv, c = kube
     await c.create(CONFIGMAP, cm("a"))
     await c.create(CONFIGMAP, cm("b"))
-    inf = Informer(c, CONFIGMAP, clock=RealClock(), backoff=FAST)
-    rec = Recorder()
-    inf.add_handler(rec)
-    running(inf)
-    await asyncio.wait_for(inf.wait_for_sync(), 10)
+    inf, rec = recorded(c)
+    await running(inf)
     for round_ in range(3):
         assert srv.faults.cut_watches() >= 0
         await c.create(CONFIGMAP, cm(f"new{round_}"))
@@ -585,11 +593,8 @@ async def test_server_expired_relists_with_synthetic_events(kube: Any, running: 
     srv, c = kube
     for name in ("stays", "changes", "vanishes"):
         await c.create(CONFIGMAP, cm(name))
-    inf = Informer(c, CONFIGMAP, clock=RealClock(), backoff=FAST)
-    rec = Recorder()
-    inf.add_handler(rec)
-    running(inf)
-    await asyncio.wait_for(inf.wait_for_sync(), 10)
+    inf, rec = recorded(c)
+    await running(inf)
     # disconnect: every watch attempt is refused while the world changes
     srv.faults.fail(verb="watch", status=503, count=None)
     srv.faults.cut_watches()
@@ -634,8 +639,7 @@ async def test_server_label_selector_and_namespace_scoping(kube: Any, running: A
                    label_selector="app=web", backoff=FAST)
     rec = Recorder()
     inf.add_handler(rec)
-    running(inf)
-    await asyncio.wait_for(inf.wait_for_sync(), 10)
+    await running(inf)
     assert sorted(inf.store.keys()) == ["ns1/w1", "ns2/w2"]
     await c.create(CONFIGMAP, cm("w4", "ns2", web))
     await c.create(CONFIGMAP, cm("w5", "ns3", web))
@@ -660,8 +664,7 @@ async def test_server_raising_handler_never_breaks_the_stream(kube: Any, running
     inf.add_handler(FuncHandler(add=explode, update=explode, delete=explode))
     rec = Recorder()
     inf.add_handler(rec)
-    running(inf)
-    await asyncio.wait_for(inf.wait_for_sync(), 10)
+    await running(inf)
     for i in range(5):
         await c.create(CONFIGMAP, cm(f"h{i}"))
     await c.delete(CONFIGMAP, "h0")
@@ -676,8 +679,7 @@ async def test_server_slow_async_handler_never_blocks_the_stream(kube: Any,
     inf = Informer(c, CONFIGMAP, clock=RealClock(), backoff=FAST)
     slow = SlowHandler()
     inf.add_handler(slow)
-    running(inf)
-    await asyncio.wait_for(inf.wait_for_sync(), 10)
+    await running(inf)
     for i in range(20):
         await c.create(CONFIGMAP, cm(f"s{i}"))
     await c.delete(CONFIGMAP, "s3")
@@ -693,9 +695,7 @@ async def test_server_restart_keeping_or_dropping_state() -> None:
     async with ApiServer(port=0, simulators=False) as srv:
         async with Client(ClientConfig(host=srv.url), backoff=FAST, timeout=5) as c:
             await c.create(CONFIGMAP, cm("before"))
-            inf = Informer(c, CONFIGMAP, clock=RealClock(), backoff=FAST)
-            rec = Recorder()
-            inf.add_handler(rec)
+            inf, rec = recorded(c)
             async with started(inf):
                 await asyncio.wait_for(inf.wait_for_sync(), 10)
                 await srv.restart(keep_state=True)
