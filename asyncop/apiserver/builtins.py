@@ -55,9 +55,12 @@ def _secret(obj: dict[str, Any], old: dict[str, Any] | None) -> None:
             data[key] = base64.b64encode(str(value).encode()).decode()
 
 
-def _pod_spec(spec: dict[str, Any]) -> None:
-    """kube's PodSpec defaults (SetDefaults_PodSpec/Container), shared by pods and templates."""
-    spec.setdefault("restartPolicy", "Always")
+def _pod_spec(spec: dict[str, Any], *, restart_policy: bool = True) -> None:
+    """kube's PodSpec defaults (SetDefaults_PodSpec/Container), shared by pods and templates.
+    Job templates keep an absent restartPolicy absent: kube would default it to Always and
+    then reject the Job, while these simulated Jobs would silently run with it."""
+    if restart_policy:
+        spec.setdefault("restartPolicy", "Always")
     spec.setdefault("terminationGracePeriodSeconds", 30)
     spec.setdefault("dnsPolicy", "ClusterFirst")
     spec.setdefault("schedulerName", "default-scheduler")
@@ -90,11 +93,42 @@ def _pod(obj: dict[str, Any], old: dict[str, Any] | None) -> None:
         obj["status"] = {"phase": "Pending", "qosClass": "BestEffort"}
 
 
-def _template(spec: dict[str, Any]) -> None:
+def _template(spec: dict[str, Any], *, restart_policy: bool = True) -> None:
     """Pod template defaults of a workload (its `spec.template.spec`, when present)."""
     template = spec.get("template")
     if isinstance(template, dict) and isinstance(template.get("spec"), dict):
-        _pod_spec(template["spec"])
+        _pod_spec(template["spec"], restart_policy=restart_policy)
+
+
+def _job_spec(spec: dict[str, Any]) -> None:
+    """SetDefaults_Job (server 1.33): completions/parallelism 1 unless a work queue,
+    backoffLimit 6, NonIndexed, not suspended, pods replaced once terminated or failed."""
+    if "completions" not in spec and "parallelism" not in spec:
+        spec["completions"] = 1
+    spec.setdefault("parallelism", 1)
+    spec.setdefault("backoffLimit", 6)
+    spec.setdefault("completionMode", "NonIndexed")
+    spec.setdefault("suspend", False)
+    if not spec.get("podFailurePolicy"):
+        spec.setdefault("podReplacementPolicy", "TerminatingOrFailed")
+    _template(spec, restart_policy=False)
+
+
+def _job(obj: dict[str, Any], old: dict[str, Any] | None) -> None:
+    _job_spec(_spec(obj))
+
+
+def _cronjob(obj: dict[str, Any], old: dict[str, Any] | None) -> None:
+    """SetDefaults_CronJob; the Job template gets pod template defaults only (as in kube,
+    where the Job-level defaults are applied when a Job is created from it)."""
+    spec = _spec(obj)
+    spec.setdefault("concurrencyPolicy", "Allow")
+    spec.setdefault("suspend", False)
+    spec.setdefault("successfulJobsHistoryLimit", 3)
+    spec.setdefault("failedJobsHistoryLimit", 1)
+    job_template = spec.get("jobTemplate")
+    if isinstance(job_template, dict) and isinstance(job_template.get("spec"), dict):
+        _template(job_template["spec"], restart_policy=False)
 
 
 def _workload(obj: dict[str, Any], old: dict[str, Any] | None) -> None:
@@ -175,5 +209,7 @@ _DEFAULTS: dict[tuple[str, str], Any] = {
     ("apps", "statefulsets"): _statefulset,
     ("apps", "daemonsets"): _daemonset,
     ("apps", "replicasets"): _replicaset,
+    ("batch", "jobs"): _job,
+    ("batch", "cronjobs"): _cronjob,
     ("apiextensions.k8s.io", "customresourcedefinitions"): _crd,
 }

@@ -116,3 +116,34 @@ async def test_statefulset_and_daemonset_defaults(apiserver_no_sim: ApiServer) -
         "maxUnavailable": 1, "maxSurge": 0}}
     assert ds["spec"]["revisionHistoryLimit"] == 10
     assert ds["spec"]["template"]["spec"]["restartPolicy"] == "Always"
+
+
+async def test_job_and_cronjob_defaults(apiserver_no_sim: ApiServer) -> None:
+    url = apiserver_no_sim.url + "/apis/batch/v1/namespaces/default"
+    pod = {"restartPolicy": "Never", "containers": [{"name": "c", "image": "busybox"}]}
+    async with aiohttp.ClientSession() as http:
+        job = await _post(http, url + "/jobs", {"metadata": {"name": "once"},
+                                                "spec": {"template": {"spec": pod}}})
+        queue = await _post(http, url + "/jobs", {"metadata": {"name": "queue"}, "spec": {
+            "parallelism": 3, "template": {"spec": pod}}})
+        cron = await _post(http, url + "/cronjobs", {"metadata": {"name": "nightly"}, "spec": {
+            "schedule": "0 1 * * *",
+            "jobTemplate": {"spec": {"template": {"spec": {
+                "containers": [{"name": "c", "image": "busybox:1.36"}]}}}}}})
+    spec = job["spec"]
+    assert {k: spec[k] for k in ("completions", "parallelism", "backoffLimit", "completionMode",
+                                 "suspend", "podReplacementPolicy")} == {
+        "completions": 1, "parallelism": 1, "backoffLimit": 6, "completionMode": "NonIndexed",
+        "suspend": False, "podReplacementPolicy": "TerminatingOrFailed"}
+    assert spec["template"]["spec"]["restartPolicy"] == "Never"
+    assert spec["template"]["spec"]["containers"][0]["imagePullPolicy"] == "Always"
+    assert "completions" not in queue["spec"]  # a work queue: no fixed completion count
+    assert queue["spec"]["parallelism"] == 3
+    cspec = cron["spec"]
+    assert (cspec["concurrencyPolicy"], cspec["suspend"], cspec["successfulJobsHistoryLimit"],
+            cspec["failedJobsHistoryLimit"]) == ("Allow", False, 3, 1)
+    template = cspec["jobTemplate"]["spec"]["template"]["spec"]
+    assert template["containers"][0]["imagePullPolicy"] == "IfNotPresent"
+    assert template["dnsPolicy"] == "ClusterFirst"
+    assert "restartPolicy" not in template  # never defaulted to Always for Jobs
+    assert "backoffLimit" not in cspec["jobTemplate"]["spec"]
