@@ -16,8 +16,8 @@ Invariants:
 - A missing choice (the schema's enum and anchored pattern reject anything else) is
   reported in status and a Warning Event, and not retried until the spec changes.
 
-The child steps (ensure an owned child, delete renamed ones) are `controllers.common.children`,
-shared with foo.
+The child steps (build the owned Deployment, ensure an owned child, fix replica drift, delete
+renamed ones) are `controllers.common.children`, shared with foo.
 """
 
 from __future__ import annotations
@@ -37,6 +37,8 @@ from asyncop.controllers.common import (
     condition,
     delete_renamed,
     ensure_child,
+    ensure_replicas,
+    owned_deployment,
     set_condition,
     unless_stale,
     write_status,
@@ -144,31 +146,16 @@ class CrdKindReconciler:
     async def _ensure_deployment(
         self, ck: RawObject, name: str, labels: dict[str, str], replicas: int, choice: str
     ) -> RawObject | None:
-        ns = ck["metadata"]["namespace"]
-        desired: RawObject = {
-            "apiVersion": "apps/v1",
-            "kind": "Deployment",
-            "metadata": {"name": name, "namespace": ns, "labels": dict(labels),
-                         "ownerReferences": [owner_reference(ck)]},
-            "spec": {
-                "replicas": replicas,
-                "selector": {"matchLabels": dict(labels)},
-                "template": {
-                    "metadata": {"labels": dict(labels)},
-                    "spec": {"containers": [{
-                        "name": choice,
-                        "image": self.images[choice],
-                        "ports": [{"containerPort": PORTS[choice]}],
-                    }]},
-                },
-            },
-        }
+        container = {"name": choice, "image": self.images[choice],
+                     "ports": [{"containerPort": PORTS[choice]}]}
+        desired = owned_deployment(ck, name, labels=labels, replicas=replicas,
+                                   container=container)
         dep = await self._get_or_create(ck, DEPLOYMENT, desired)
-        if dep is not None and (dep.get("spec") or {}).get("replicas") != replicas:
-            body = deep_copy(dep)
-            body["spec"]["replicas"] = replicas
-            dep = await self.client.update(DEPLOYMENT, body)
-            self.recorder.event(ck, "Normal", "Scaled", f"Scaled {name} to {replicas}")
+        if dep is not None:
+            scaled = await ensure_replicas(self.client, DEPLOYMENT, dep, replicas)
+            if scaled is not None:
+                dep = scaled
+                self.recorder.event(ck, "Normal", "Scaled", f"Scaled {name} to {replicas}")
         return dep
 
     async def _ensure_service(

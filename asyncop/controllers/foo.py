@@ -13,7 +13,7 @@ garbage collector deletes it with the Foo). Invariants:
   generation) and not retried until the spec changes.
 - Success: a Normal Event `Synced` "Foo synced successfully" when something changed.
 
-The child steps (ensure the owned Deployment, delete renamed ones) are
+The child steps (build, ensure and scale the owned Deployment, delete renamed ones) are
 `controllers.common.children`, shared with crdkind.
 """
 
@@ -24,7 +24,7 @@ from typing import Any
 
 import structlog
 
-from asyncop.api import RawObject, Request, controller_of, deep_copy, owner_reference
+from asyncop.api import RawObject, Request, controller_of
 from asyncop.api.kinds import DEPLOYMENT
 from asyncop.client import Client
 from asyncop.controllers.common import (
@@ -32,6 +32,8 @@ from asyncop.controllers.common import (
     PolicyRule,
     delete_renamed,
     ensure_child,
+    ensure_replicas,
+    owned_deployment,
     unless_stale,
     write_status,
 )
@@ -102,10 +104,9 @@ class FooReconciler:
                 self.recorder.event(foo, "Warning", ERR_RESOURCE_EXISTS, message)
             log.info("deployment not ours", foo=req.key, deployment=name)
             return Result()  # the Deployment mapper enqueues us when it changes or goes
-        if (dep.get("spec") or {}).get("replicas") != replicas:
-            body = deep_copy(dep)
-            body["spec"]["replicas"] = replicas
-            dep = await self.client.update(DEPLOYMENT, body)
+        scaled = await ensure_replicas(self.client, DEPLOYMENT, dep, replicas)
+        if scaled is not None:
+            dep = scaled
             log.info("deployment scaled", foo=req.key, deployment=name, replicas=replicas)
             changed = True
         available = int((dep.get("status") or {}).get("availableReplicas") or 0)
@@ -118,24 +119,8 @@ class FooReconciler:
 
     def _deployment(self, foo: RawObject, name: str, replicas: int) -> RawObject:
         labels = {"app": "nginx", "controller": foo["metadata"]["name"]}
-        return {
-            "apiVersion": "apps/v1",
-            "kind": "Deployment",
-            "metadata": {
-                "name": name,
-                "namespace": foo["metadata"]["namespace"],
-                "labels": dict(labels),
-                "ownerReferences": [owner_reference(foo)],
-            },
-            "spec": {
-                "replicas": replicas,
-                "selector": {"matchLabels": dict(labels)},
-                "template": {
-                    "metadata": {"labels": dict(labels)},
-                    "spec": {"containers": [{"name": "nginx", "image": self.image}]},
-                },
-            },
-        }
+        return owned_deployment(foo, name, labels=labels, replicas=replicas,
+                                container={"name": "nginx", "image": self.image})
 
 
 #: Index of Foos by the Deployment they name: `<namespace>/<spec.deploymentName>`.

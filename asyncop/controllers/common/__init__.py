@@ -4,7 +4,13 @@ Invariant: nothing here knows about a particular controller; the controllers imp
 package, never each other.
 """
 
-from asyncop.controllers.common.children import Child, delete_renamed, ensure_child
+from asyncop.controllers.common.children import (
+    Child,
+    delete_renamed,
+    ensure_child,
+    ensure_replicas,
+    owned_deployment,
+)
 from asyncop.controllers.common.conditions import condition, set_condition
 from asyncop.controllers.common.rbac import EVENTS_RULES, PolicyRule, merge_rules
 from asyncop.controllers.common.status import unless_stale, write_status
@@ -16,7 +22,9 @@ __all__ = [
     "condition",
     "delete_renamed",
     "ensure_child",
+    "ensure_replicas",
     "merge_rules",
+    "owned_deployment",
     "set_condition",
     "unless_stale",
     "write_status",
