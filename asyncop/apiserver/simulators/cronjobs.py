@@ -130,9 +130,7 @@ class CronJobSimulator(OwnerSimulator):
         if not status["active"]:
             del status["active"]
         await self._prune(ns, spec, jobs)
-        if status != (cj.get("status") or {}):
-            cj["status"] = status
-            await self.store.update_status(self.owner_rt, cj)
+        await self.write_status(cj, status)
 
     def _wake_at_next(self, cj: Obj, key: tuple[str, str], t: datetime | None,
                       now: datetime) -> None:

@@ -87,6 +87,4 @@ class DaemonSetSimulator(OwnerSimulator):
         status.pop("numberUnavailable", None)
         if ready < 1:
             status["numberUnavailable"] = 1 - ready
-        if status != old:
-            ds["status"] = status
-            await self.store.update_status(self.owner_rt, ds)
+        await self.write_status(ds, status)

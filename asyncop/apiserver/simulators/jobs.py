@@ -18,8 +18,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import orjson
-
 from asyncop.apiserver.simulators.base import (
     Obj,
     SimStore,
@@ -27,12 +25,10 @@ from asyncop.apiserver.simulators.base import (
     controller_uid,
     deleting,
     name_of,
-    ns_of,
-    owner_ref,
     uid_of,
 )
 from asyncop.apiserver.simulators.config import SimulatorConfig
-from asyncop.apiserver.simulators.workload import OwnerSimulator, pod_ready
+from asyncop.apiserver.simulators.workload import OwnerSimulator, pod_from_template, pod_ready
 from asyncop.clock import Clock, Timer, format_time
 
 JOB_NAME = "batch.kubernetes.io/job-name"
@@ -119,9 +115,7 @@ class JobSimulator(OwnerSimulator):
                        "uncountedTerminatedPods": {}, "conditions": conditions})
         if not conditions:
             status.pop("conditions")
-        if status != job.get("status"):
-            job["status"] = status
-            job = await self.store.update_status(self.owner_rt, job)
+        job = await self.write_status(job, status)
         if finished(job):
             self._finished_at[uid] = self.clock.monotonic()
             await self._expire(job, key)
@@ -139,18 +133,8 @@ class JobSimulator(OwnerSimulator):
             self._ttl_timers[uid] = self.clock.call_at(due, lambda: self.add(key))
 
     def _new_pod(self, job: Obj) -> Obj:
-        template: dict[str, Any] = orjson.loads(
-            orjson.dumps((job.get("spec") or {}).get("template") or {}))
-        tmeta = template.get("metadata") or {}
         uid, name = uid_of(job), name_of(job)
-        labels = {**(tmeta.get("labels") or {}), JOB_NAME: name, "job-name": name,
-                  CONTROLLER_UID: uid, "controller-uid": uid}
-        metadata: dict[str, Any] = {
-            "generateName": f"{name}-", "namespace": ns_of(job), "labels": labels,
-            "ownerReferences": [owner_ref(job, "batch/v1", "Job")],
-        }
-        if tmeta.get("annotations"):
-            metadata["annotations"] = dict(tmeta["annotations"])
-        spec = template.get("spec") or {}
-        spec.setdefault("restartPolicy", "Never")
-        return {"apiVersion": "v1", "kind": "Pod", "metadata": metadata, "spec": spec}
+        pod = pod_from_template(job, api_version="batch/v1", kind="Job", extra_labels={
+            JOB_NAME: name, "job-name": name, CONTROLLER_UID: uid, "controller-uid": uid})
+        pod["spec"].setdefault("restartPolicy", "Never")
+        return pod

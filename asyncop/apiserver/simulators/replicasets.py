@@ -21,9 +21,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
-
-import orjson
 
 from asyncop.api import NotFound
 from asyncop.apiserver.resources import ResourceType
@@ -34,12 +31,11 @@ from asyncop.apiserver.simulators.base import (
     deleting,
     name_of,
     ns_of,
-    owner_ref,
     rv_of,
     uid_of,
 )
 from asyncop.apiserver.simulators.config import SimulatorConfig
-from asyncop.apiserver.simulators.workload import OwnerSimulator, pod_ready
+from asyncop.apiserver.simulators.workload import OwnerSimulator, pod_from_template, pod_ready
 from asyncop.clock import Clock, Timer
 
 PodKey = tuple[str, str]
@@ -242,21 +238,7 @@ class ReplicaSetSimulator(OwnerSimulator):
             "availableReplicas": self._available(rs, ready),
             "observedGeneration": as_int(rs["metadata"].get("generation"), 1),
         })
-        if status != rs.get("status"):
-            rs["status"] = status
-            await self.store.update_status(self.owner_rt, rs)
+        await self.write_status(rs, status)
 
     def _new_pod(self, rs: Obj) -> Obj:
-        template: dict[str, Any] = orjson.loads(
-            orjson.dumps((rs.get("spec") or {}).get("template") or {}))
-        tmeta = template.get("metadata") or {}
-        metadata: dict[str, Any] = {
-            "generateName": f"{name_of(rs)}-",
-            "namespace": ns_of(rs),
-            "labels": dict(tmeta.get("labels") or {}),
-            "ownerReferences": [owner_ref(rs, "apps/v1", "ReplicaSet")],
-        }
-        if tmeta.get("annotations"):
-            metadata["annotations"] = dict(tmeta["annotations"])
-        return {"apiVersion": "v1", "kind": "Pod", "metadata": metadata,
-                "spec": template.get("spec") or {}}
+        return pod_from_template(rs, api_version="apps/v1", kind="ReplicaSet", extra_labels={})

@@ -165,6 +165,4 @@ class StatefulSetSimulator(OwnerSimulator):
                   "currentReplicas": revisions.count(current), "updatedReplicas": updated,
                   "currentRevision": current, "updateRevision": revision,
                   "collisionCount": as_int(old.get("collisionCount"), 0)}
-        if status != old:
-            sts["status"] = status
-            await self.store.update_status(self.owner_rt, sts)
+        await self.write_status(sts, status)

@@ -5,7 +5,8 @@ Job and CronJob simulators: keyed by an owner object's (namespace, name), it res
 owner's and the child's resource types, marks the owner dirty on its own events and on events
 of the children it controls (by controller ownerReference), calls `forget()` when an owner is
 deleted, resyncs by listing the owners, and `live_owner()` reads an owner back for `sync`
-(None once it is gone or being deleted, so a deleted owner is left to the garbage collector).
+(None once it is gone or being deleted, so a deleted owner is left to the garbage collector);
+`write_status()` writes an owner's status only when it changed.
 
 Invariant: the helpers are pure functions over raw dicts; a pod built from a template is a
 fresh deep copy, controller-owned by its workload and carries the template's labels plus the
@@ -132,3 +133,10 @@ class OwnerSimulator(Simulator[tuple[str, str]]):
         """The owner behind `key`, or None when it is gone or being deleted."""
         obj = self.store.get(self.owner_rt, *key)
         return None if obj is None or deleting(obj) else obj
+
+    async def write_status(self, owner: Obj, status: dict[str, Any]) -> Obj:
+        """Store `status` on `owner` unless it is already what is stored; the owner after."""
+        if status == (owner.get("status") or {}):
+            return owner
+        owner["status"] = status
+        return await self.store.update_status(self.owner_rt, owner)
