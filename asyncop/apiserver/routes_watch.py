@@ -11,6 +11,7 @@ covers everything delivered. Invariant: the stream always ends cleanly (end of c
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import hashlib
 from typing import Any
@@ -29,6 +30,8 @@ from asyncop.apiserver.watch import Event, View, Watcher, encode_line
 from asyncop.clock import Clock, Timer
 
 INITIAL_EVENTS_END = "k8s.io/initial-events-end"
+#: below this many queued events, the pump yields one loop turn before writing
+COALESCE = 64
 
 
 class WatchRoutes:
@@ -139,6 +142,10 @@ class WatchRoutes:
                     table: bool, projection: Projection) -> None:
         while True:
             if watcher.queue:
+                if len(watcher.queue) < COALESCE:
+                    # one more loop turn: the writes being handled in it join this batch,
+                    # so a busy server sends a few large chunks instead of many small ones
+                    await asyncio.sleep(0)
                 lines = []
                 while watcher.queue:
                     kind, event = watcher.queue.popleft()
