@@ -105,13 +105,16 @@ async def test_burst_of_updates_with_cut_watches_and_410_converges_once(
         fake_clock: FakeClock) -> None:
     clock = fake_clock
     async with start_world(clock) as world, running(world):
+        mark = world.ledger.created.total()
         history = await _populate(world)
         for round_ in range(3):
-            # Trouble while converging: partial progress, then cuts, 410 and a new burst.
-            floor = 3 * (round_ + 1)
-            await eventually(lambda: len(world.items(POD)) > floor, timeout=10)  # noqa: B023
+            # Trouble while converging: the operators are reacting to the last changes (new
+            # objects appear), then cuts, 410 and a new burst.
+            await eventually(lambda: world.ledger.created.total() >= mark + 10,  # noqa: B023
+                             timeout=10)
             world.server.faults.cut_watches()
             world.server.faults.expire_history()
+            mark = world.ledger.created.total()
             await _burst(world, round_, history)
             await clock.advance(0.5)
             world.server.faults.cut_watches()
@@ -213,7 +216,7 @@ async def test_leader_change_mid_convergence_runs_no_command_twice(
             await _burst(world, 0, history)
             # The standby takes over within the lease duration (15 s) plus one jittered
             # retry period (2 s, jitter 1.2), as the Lease it acquired records.
-            await world.drive(lambda: [] if second.is_leader else ["standby"], limit=30)
+            await world.drive(lambda: [] if second.is_leader else ["standby"], step=1, limit=30)
             lease = world.get(LEASE, "asyncop-reliability")
             assert lease is not None and lease["spec"]["holderIdentity"] == "second"
             acquired = datetime.fromisoformat(lease["spec"]["acquireTime"])
@@ -239,7 +242,7 @@ async def test_injected_status_conflicts_are_retried(fake_clock: FakeClock) -> N
         faults.fail(verb="update", path="/status", status=409, count=2)
         await world.create(network("net-a", "10.0.0.0/24", "10.0.0.1", True))
         await world.create(network("net-b", "10.1.0.0/24", "10.2.0.1", False))
-        await world.drive(lambda: problems(world), step=1, limit=20)
+        await world.drive(lambda: problems(world), step=2, limit=20)
         assert faults.injected == 2
 
 
