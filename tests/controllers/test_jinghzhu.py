@@ -6,7 +6,7 @@ from typing import Any
 
 from ctlenv import NS, Cluster
 
-from asyncop.api import Kind, RawObject, Request
+from asyncop.api import Conflict, Kind, RawObject, Request
 from asyncop.api.kinds import POD
 from asyncop.controllers.jinghzhu import JinghzhuReconciler, jinghzhu_controller
 from asyncop.controllers.kinds import JINGHZHU
@@ -96,8 +96,7 @@ async def test_deleted_and_failed_workers_are_replaced(cluster: Cluster) -> None
         await cluster.wait(JINGHZHU, NAME, _status(current=2, state="Running"))
         await cluster.idle("jinghzhu")
         failing = pods[0]
-        failing["status"] = dict(failing.get("status") or {}, phase="Failed")
-        await cluster.client.update_status(POD, failing)
+        await eventually(lambda: _mark_failed(cluster, failing["metadata"]["name"]), timeout=10)
         await eventually(lambda: _replaced(cluster, failing), timeout=10)
         await eventually(lambda: _absent(cluster, POD, failing["metadata"]["name"]), timeout=10)
         await cluster.idle("jinghzhu")
@@ -108,6 +107,18 @@ async def _replaced(cluster: Cluster, gone: RawObject) -> list[RawObject] | None
     pods = await _live(cluster)
     names = {p["metadata"]["name"] for p in pods}
     return pods if len(pods) == 2 and gone["metadata"]["name"] not in names else None
+
+
+async def _mark_failed(cluster: Cluster, name: str) -> bool:
+    """Set the pod's phase to Failed on its latest version (the pod simulator writes too)."""
+    pod = await cluster.get(POD, name)
+    assert pod is not None
+    pod["status"] = dict(pod.get("status") or {}, phase="Failed")
+    try:
+        await cluster.client.update_status(POD, pod)
+    except Conflict:
+        return False
+    return True
 
 
 async def _absent(cluster: Cluster, kind: Kind, name: str) -> bool:
