@@ -112,15 +112,22 @@ def make(src: FakeSource, clock: FakeClock, **kw: Any) -> Informer:
     return Informer(src, KIND, clock=clock, **kw)  # type: ignore[arg-type]
 
 
-async def test_paginated_list_then_watch_from_list_rv(env: Any) -> None:
+async def synced(env: Any, **kw: Any) -> tuple[Informer, Recorder]:
+    """An informer of the fake source (see `make`) with a Recorder, started and synced."""
     src, clock, tasks = env
-    for i in range(7):
-        src.put(f"cm{i}")
-    inf = make(src, clock, page_size=3)
+    inf = make(src, clock, **kw)
     rec = Recorder()
     inf.add_handler(rec)
     start(inf, tasks)
     await inf.wait_for_sync()
+    return inf, rec
+
+
+async def test_paginated_list_then_watch_from_list_rv(env: Any) -> None:
+    src, clock, _ = env
+    for i in range(7):
+        src.put(f"cm{i}")
+    inf, rec = await synced(env, page_size=3)
     assert len(src.pages) == 3  # 3 + 3 + 1
     assert sorted(inf.store.keys()) == [f"default/cm{i}" for i in range(7)]
     assert [e[0] for e in rec.events] == ["add"] * 7
@@ -132,12 +139,8 @@ async def test_paginated_list_then_watch_from_list_rv(env: Any) -> None:
 
 
 async def test_watch_events_bookmarks_and_resume_from_last_rv(env: Any) -> None:
-    src, clock, tasks = env
-    inf = make(src, clock)
-    rec = Recorder()
-    inf.add_handler(rec)
-    start(inf, tasks)
-    await inf.wait_for_sync()
+    src, clock, _ = env
+    inf, rec = await synced(env)
     await clock.settle()
     src.send("ADDED", src.put("a"))
     src.send("MODIFIED", src.put("a", k="v"))
@@ -154,15 +157,11 @@ async def test_watch_events_bookmarks_and_resume_from_last_rv(env: Any) -> None:
 
 
 async def test_expired_relist_emits_synthetic_diff(env: Any) -> None:
-    src, clock, tasks = env
+    src, clock, _ = env
     src.put("stays")
     src.put("changes")
     src.put("vanishes")
-    inf = make(src, clock)
-    rec = Recorder()
-    inf.add_handler(rec)
-    start(inf, tasks)
-    await inf.wait_for_sync()
+    inf, rec = await synced(env)
     await clock.settle()
     rec.events.clear()
     # while "disconnected": one changes, one vanishes, one appears
@@ -405,14 +404,10 @@ async def test_last_activity_is_progress_not_attempts(env: Any) -> None:
 
 
 async def test_resync_redelivers_updates(env: Any) -> None:
-    src, clock, tasks = env
+    src, clock, _ = env
     src.put("a")
     src.put("b")
-    inf = make(src, clock, resync_period=30.0)
-    rec = Recorder()
-    inf.add_handler(rec)
-    start(inf, tasks)
-    await inf.wait_for_sync()
+    _, rec = await synced(env, resync_period=30.0)
     rec.events.clear()
     await clock.advance(30.0)
     assert sorted(rec.events) == [("update", "a", "101"), ("update", "b", "102")]
@@ -436,15 +431,11 @@ async def test_watchdog_reconnects_silent_stream(env: Any) -> None:
 
 
 async def test_namespace_set_scopes_lists_and_relists(env: Any) -> None:
-    src, clock, tasks = env
+    src, clock, _ = env
     src.put("a", "ns1")
     src.put("b", "ns2")
     src.put("c", "ns3")
-    inf = make(src, clock, namespace={"ns1", "ns2"})
-    rec = Recorder()
-    inf.add_handler(rec)
-    start(inf, tasks)
-    await inf.wait_for_sync()
+    inf, rec = await synced(env, namespace={"ns1", "ns2"})
     await clock.settle()
     assert sorted(inf.store.keys()) == ["ns1/a", "ns2/b"]
     assert sorted(ns for ns, _ in src.pages) == ["ns1", "ns2"]
