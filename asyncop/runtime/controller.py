@@ -7,6 +7,9 @@ outcome → `done(key)`. Outcomes:
 - `Result()` → `forget` (retry history cleared);
 - `Result(requeue_after=d)` → `forget` + `add_after(key, d)` (exactly d on the clock);
 - exception → `add_rate_limited(key)` (per-key exponential backoff, logged with the key);
+- `Conflict` (409 on a stale resourceVersion; not AlreadyExists) → `add_rate_limited(key)`
+  too, but logged at info without a traceback: it is the normal outcome of optimistic
+  concurrency, and the retry re-reads fresh data (SPEC §9: "re-read and retry");
 - `TerminalError` → logged and counted, `forget`, not retried.
 
 Invariants: a key is reconciled by at most one worker at a time (the queue guarantees it);
@@ -36,7 +39,7 @@ from typing import Protocol
 
 import structlog
 
-from asyncop.api import Kind, RawObject, Request
+from asyncop.api import AlreadyExists, Conflict, Kind, RawObject, Request
 from asyncop.clock import Clock, wait_for
 from asyncop.runtime.handlers import Watch
 from asyncop.runtime.metrics import ControllerStats, Metrics, ReconcileResult
@@ -319,24 +322,39 @@ class Controller:
             log.error("reconcile failed terminally", key=key, error=str(err), exc_info=err)
             queue.forget(key)
             return "error", True
-        except Exception as err:
-            if not self.recover_panic:
-                raise
-            log.error(
-                "reconcile failed",
-                key=key,
-                error=str(err) or type(err).__name__,
+        except Conflict as err:
+            if isinstance(err, AlreadyExists):
+                return self._failed(queue, key, err)
+            log.info(
+                "conflict, retrying on fresh data", key=key, error=err.message,
                 requeues=queue.num_requeues(key),
-                exc_info=err,
             )
             queue.add_rate_limited(key)
             return "error", False
+        except Exception as err:
+            return self._failed(queue, key, err)
         queue.forget(key)
         requeue_after = None if result is None else result.requeue_after
         if requeue_after is None:
             return "success", False
         queue.add_after(key, requeue_after)
         return ("requeue_after" if requeue_after > 0 else "requeue"), False
+
+    def _failed(
+        self, queue: WorkQueue[str], key: str, err: Exception
+    ) -> tuple[ReconcileResult, bool]:
+        """An ordinary failure: logged with its traceback, retried with backoff."""
+        if not self.recover_panic:
+            raise err
+        log.error(
+            "reconcile failed",
+            key=key,
+            error=str(err) or type(err).__name__,
+            requeues=queue.num_requeues(key),
+            exc_info=err,
+        )
+        queue.add_rate_limited(key)
+        return "error", False
 
     # -- read-your-own-writes ---------------------------------------------------------------
     async def _catch_up(self, rt: _Run, key: str) -> None:

@@ -13,8 +13,9 @@ import pytest
 import structlog
 from structlog.testing import capture_logs
 
-from asyncop.api import Kind, OwnerReference, RawObject, Request
+from asyncop.api import AlreadyExists, Conflict, Kind, OwnerReference, RawObject, Request
 from asyncop.api.kinds import CONFIGMAP
+from asyncop.api.status import status_body
 from asyncop.apiserver import ApiServer
 from asyncop.client import Client, ClientConfig
 from asyncop.clock import Clock
@@ -616,3 +617,43 @@ async def test_read_your_own_writes_prevents_duplicate_creates_end_to_end() -> N
         listed = await client.list(CONFIGMAP, namespace="default", label_selector="parent=p")
     assert len(listed["items"]) == 1
     assert rounds == [0, 1, 1, 1, 1]
+
+
+async def test_a_conflict_is_retried_with_backoff_and_logged_without_a_traceback() -> None:
+    clock, cache = FakeClock(), FakeCache()
+    times: dict[str, list[float]] = {}
+    conflicts = {"left": 3}
+
+    def stale(req: Request) -> Result:
+        if conflicts["left"]:
+            conflicts["left"] -= 1
+            raise Conflict(status_body(409, "the object has been modified"))
+        return Result()
+
+    ctrl = recording(times, clock, stale)
+    with capture_logs() as logs:
+        async with running(ctrl, cache, clock):
+            cache.informer(FOO).add(foo("a"))
+            await clock.run_until(1.0)
+    gaps = [b - a for a, b in itertools.pairwise(times["ns/a"])]
+    assert gaps == pytest.approx([0.005, 0.01, 0.02])  # re-read and retried, then done
+    assert ctrl.queue is not None and ctrl.queue.num_requeues("ns/a") == 0  # forgotten
+    retried = [e for e in logs if e["event"] == "conflict, retrying on fresh data"]
+    assert len(retried) == 3 and all("exc_info" not in e for e in retried)
+    assert all(e["log_level"] == "info" for e in retried)
+
+
+async def test_already_exists_is_an_ordinary_failure() -> None:
+    clock, cache = FakeClock(), FakeCache()
+    times: dict[str, list[float]] = {}
+
+    def exists(req: Request) -> Result:
+        raise AlreadyExists(status_body(409, "exists", reason="AlreadyExists"))
+
+    ctrl = recording(times, clock, exists)
+    with capture_logs() as logs:
+        async with running(ctrl, cache, clock):
+            cache.informer(FOO).add(foo("a"))
+            await clock.run_until(0.02)
+    assert len(times["ns/a"]) == 3  # 0, 5 ms, 15 ms
+    assert {e["event"] for e in logs if e["log_level"] == "error"} == {"reconcile failed"}
