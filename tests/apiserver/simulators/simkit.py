@@ -1,8 +1,10 @@
-"""Helpers for the simulator tests: a store with the simulators running, and `quiesce`."""
+"""Helpers for the simulator tests: a store with the simulators running, `quiesce`, and
+`cancel_all` (cancel tasks and wait until they are gone)."""
 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -34,7 +36,12 @@ async def started(clock: Clock, config: SimulatorConfig) -> Sim:
     return sim
 
 
-async def stop(sim: Sim) -> None:
-    for task in sim.tasks:
+async def cancel_all(tasks: Iterable[asyncio.Task[Any]]) -> None:
+    tasks = list(tasks)
+    for task in tasks:
         task.cancel()
-    await asyncio.gather(*sim.tasks, return_exceptions=True)
+    await asyncio.gather(*tasks, return_exceptions=True)
+
+
+async def stop(sim: Sim) -> None:
+    await cancel_all(sim.tasks)

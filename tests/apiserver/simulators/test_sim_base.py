@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator
 
-from simkit import quiesce
+from simkit import cancel_all, quiesce
 
 from asyncop.api import Conflict, status_body
 from asyncop.apiserver.resources import ResourceType
@@ -78,9 +78,7 @@ async def test_pump_routes_by_resource_and_resyncs_after_a_lost_subscription() -
         assert sim.resyncs >= 2  # the lost subscriptions asked for a (coalesced) resync
         assert "a" in sim.synced
     finally:
-        for task in tasks:
-            task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
+        await cancel_all(tasks)
 
 
 async def test_conflicts_retry_at_once_other_errors_after_the_retry_delay() -> None:
@@ -101,8 +99,7 @@ async def test_conflicts_retry_at_once_other_errors_after_the_retry_delay() -> N
         await quiesce()
         assert sim.synced.count("y") == 2  # retried after retry_delay on the clock
     finally:
-        task.cancel()
-        await asyncio.gather(task, return_exceptions=True)
+        await cancel_all([task])
 
 
 async def test_periodic_resync_only_when_configured() -> None:
@@ -115,9 +112,7 @@ async def test_periodic_resync_only_when_configured() -> None:
         await quiesce()
         assert (quiet.resyncs, periodic.resyncs) == (1, 3)
     finally:
-        for task in tasks:
-            task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
+        await cancel_all(tasks)
 
 
 async def test_failing_keys_back_off_exponentially() -> None:
@@ -144,5 +139,4 @@ async def test_failing_keys_back_off_exponentially() -> None:
         await quiesce()
         assert sim.synced.count("z") == n + 1
     finally:
-        task.cancel()
-        await asyncio.gather(task, return_exceptions=True)
+        await cancel_all([task])

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Any
 
 import pytest
-from simkit import Sim, quiesce, started, stop
+from simkit import Sim, cancel_all, quiesce, started, stop
 
 from asyncop.api import NotFound, status_body
 from asyncop.apiserver.simulators import SimulatorConfig, start_simulators
@@ -129,9 +128,7 @@ async def test_a_simulator_whose_resource_is_not_served_is_skipped() -> None:
         names = {t.get_name() for t in tasks}
         assert "simulator-endpoints" not in names and "simulator-pods" in names
     finally:
-        for task in tasks:
-            task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
+        await cancel_all(tasks)
 
 
 @pytest.mark.parametrize("bad", [{"service_cidr": "10.96.0.0/33"}, {"pod_cidr": "nope"},
