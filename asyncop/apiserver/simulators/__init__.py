@@ -13,6 +13,7 @@ tasks on stop. Each is switchable in `SimulatorConfig` (all on by default):
 - endpoints: Endpoints for the pods a Service selects                         endpoints.py
 - pods: binding and the kubelet lifecycle Pending -> Running (-> Succeeded/Failed)  pods.py
 - services: clusterIP and nodePort allocation (an admission hook)             services.py
+The six workload simulators share `OwnerSimulator` and the pod-template helpers (workload.py).
 Tests steer pods with annotations: `sim.asyncop.io/exit-code`, `sim.asyncop.io/run-seconds`,
 `sim.asyncop.io/start-seconds`, `sim.asyncop.io/ready: "false"` (see pods.py). All timing
 goes through the injected Clock. Invariant: simulators talk to the server only through the
