@@ -25,6 +25,11 @@ def parse_time(value: Any) -> datetime | None:
     return dt if dt.tzinfo is not None else dt.replace(tzinfo=UTC)
 
 
+def _two_units(major: int, major_unit: str, minor: int, minor_unit: str) -> str:
+    """`XmYs`-style text; the minor part is left out when it is zero."""
+    return f"{major}{major_unit}" if minor == 0 else f"{major}{major_unit}{minor}{minor_unit}"
+
+
 def human_duration(seconds: float) -> str:
     s = int(seconds)
     if s < -1:
@@ -35,25 +40,21 @@ def human_duration(seconds: float) -> str:
         return f"{s}s"
     minutes = s // 60
     if minutes < 10:
-        rem = s % 60
-        return f"{minutes}m" if rem == 0 else f"{minutes}m{rem}s"
+        return _two_units(minutes, "m", s % 60, "s")
     if minutes < 180:
         return f"{minutes}m"
     hours = s // 3600
     if hours < 8:
-        rem = minutes % 60
-        return f"{hours}h" if rem == 0 else f"{hours}h{rem}m"
+        return _two_units(hours, "h", minutes % 60, "m")
     if hours < 48:
         return f"{hours}h"
     if hours < 24 * 8:
-        rem = hours % 24
-        return f"{hours // 24}d" if rem == 0 else f"{hours // 24}d{rem}h"
+        return _two_units(hours // 24, "d", hours % 24, "h")
     days = hours // 24
     if days < 365 * 2:
         return f"{days}d"
     if days < 365 * 8:
-        rem = days % 365
-        return f"{days // 365}y" if rem == 0 else f"{days // 365}y{rem}d"
+        return _two_units(days // 365, "y", days % 365, "d")
     return f"{days // 365}y"
 
 
