@@ -6,7 +6,9 @@ converge (bursts of spec updates, cut watches, 410 Expired, injected 5xx/429, a 
 a poison object, an API server restart, a leader change), and then checks the END STATE in
 the server: every object matches what its latest spec implies (`reliability_kit.problems`)
 and nothing was created twice (`reliability_kit.at_most_once`, from the server's own event
-stream followed since before the first object existed).
+stream followed since before the first object existed). One test proves the checkers see
+drift and a second run; one strict xfail records a known gap (409s on status writes with no
+newer version are never retried).
 """
 
 from __future__ import annotations
