@@ -185,12 +185,15 @@ async def start_world(clock: FakeClock) -> AsyncIterator[World]:
                 await follower
 
 
-def new_manager(world: World, *, identity: str | None = None) -> Manager:
-    """A Manager running all six bundled controllers (with leader election if `identity`)."""
+def new_manager(world: World, *, identity: str | None = None,
+                release_on_cancel: bool = False) -> Manager:
+    """A Manager running all six bundled controllers (with leader election if `identity`;
+    by default a stopped leader keeps its lease, as if its process died)."""
     election = None
     if identity is not None:
         election = LeaderElectionConfig(name="asyncop-reliability", namespace=NS,
-                                        identity=identity, release_on_cancel=False)
+                                        identity=identity,
+                                        release_on_cancel=release_on_cancel)
     mgr = Manager(client=world.client, clock=world.clock, leader_election=election)
     world.controllers = {}
     for name, factory in CONTROLLERS.items():

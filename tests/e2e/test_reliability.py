@@ -232,6 +232,40 @@ async def test_leader_change_mid_convergence_runs_no_command_twice(
             await stop_manager(world, first)
 
 
+async def test_graceful_stop_mid_convergence_hands_the_lease_over_at_once(
+        fake_clock: FakeClock) -> None:
+    clock = fake_clock
+    async with start_world(clock) as world:
+        first = new_manager(world, identity="first", release_on_cancel=True)
+        await first.start()
+        second: Manager | None = None
+        try:
+            await eventually(lambda: first.is_leader, timeout=10)
+            second = new_manager(world, identity="second")
+            await second.start()
+            history = await _populate(world)
+            await eventually(lambda: all(world.ledger.created[("pods", f"due-{i}-pod")]
+                                         for i in range(4)), timeout=10)
+            await stop_manager(world, first)  # SIGTERM: drain, then release the lease
+            stopped = clock.now()
+            lease = world.get(LEASE, "asyncop-reliability")
+            assert lease is not None and not lease["spec"].get("holderIdentity")
+            # Released, the lease is taken within a retry period, not a lease duration.
+            await world.drive(lambda: [] if second.is_leader else ["standby"], step=0.5,
+                              limit=30)
+            lease = world.get(LEASE, "asyncop-reliability")
+            assert lease is not None and lease["spec"]["holderIdentity"] == "second"
+            acquired = datetime.fromisoformat(lease["spec"]["acquireTime"])
+            assert (acquired - stopped).total_seconds() <= 1 + 2 * 2.2 + 1, (acquired, stopped)
+            await _burst(world, 1, history)
+            await world.drive(lambda: problems(world))
+            assert at_most_once(world, desired_history=history) == []
+        finally:
+            if second is not None:
+                await stop_manager(world, second)
+            await stop_manager(world, first)
+
+
 @pytest.mark.xfail(strict=True, reason=(
     "asyncop/controllers/common/status.py unless_stale ends a reconcile on Conflict with "
     "Result() and no requeue, relying on a newer version's watch event; a 409 on a status "
