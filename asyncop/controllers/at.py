@@ -53,7 +53,7 @@ from asyncop.api.kinds import POD
 from asyncop.api.owners import is_controlled_by
 from asyncop.client import Client
 from asyncop.clock import Clock, format_time
-from asyncop.controllers.common import EVENTS_RULES, PolicyRule, unless_stale, write_status
+from asyncop.controllers.common import EVENTS_RULES, PolicyRule, write_status
 from asyncop.controllers.kinds import AT
 from asyncop.runtime.cache import Cache
 from asyncop.runtime.controller import Controller
@@ -145,7 +145,7 @@ class AtReconciler:
         self.image = image
 
     async def reconcile(self, req: Request) -> Result:
-        return await unless_stale(req, self._reconcile(req))
+        return await self._reconcile(req)
 
     async def _reconcile(self, req: Request) -> Result:
         at = self.cache.get(AT, req.name, req.namespace)

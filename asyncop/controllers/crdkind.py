@@ -40,7 +40,6 @@ from asyncop.controllers.common import (
     ensure_replicas,
     owned_deployment,
     set_condition,
-    unless_stale,
     write_status,
 )
 from asyncop.controllers.kinds import CRDKIND
@@ -86,7 +85,7 @@ class CrdKindReconciler:
         self.images = {**DEFAULT_IMAGES, **(images or {})}
 
     async def reconcile(self, req: Request) -> Result:
-        return await unless_stale(req, self._reconcile(req))
+        return await self._reconcile(req)
 
     async def _reconcile(self, req: Request) -> Result:
         ck = self.cache.get(CRDKIND, req.name, req.namespace)

@@ -34,7 +34,6 @@ from asyncop.controllers.common import (
     ensure_child,
     ensure_replicas,
     owned_deployment,
-    unless_stale,
     write_status,
 )
 from asyncop.controllers.kinds import FOO
@@ -72,7 +71,7 @@ class FooReconciler:
         self.image = image
 
     async def reconcile(self, req: Request) -> Result:
-        return await unless_stale(req, self._reconcile(req))
+        return await self._reconcile(req)
 
     async def _reconcile(self, req: Request) -> Result:
         foo = self.cache.get(FOO, req.name, req.namespace)

@@ -37,7 +37,7 @@ from asyncop.api import (
 from asyncop.api.kinds import POD
 from asyncop.client import Client
 from asyncop.clock import Clock
-from asyncop.controllers.common import EVENTS_RULES, PolicyRule, unless_stale, write_status
+from asyncop.controllers.common import EVENTS_RULES, PolicyRule, write_status
 from asyncop.controllers.common.expectations import Expectations
 from asyncop.controllers.kinds import JINGHZHU
 from asyncop.runtime.cache import Cache
@@ -88,7 +88,7 @@ class JinghzhuReconciler:
         self.expectations = Expectations(clock=clock)
 
     async def reconcile(self, req: Request) -> Result:
-        return await unless_stale(req, self._reconcile(req))
+        return await self._reconcile(req)
 
     async def _reconcile(self, req: Request) -> Result:
         jh = self.cache.get(JINGHZHU, req.name, req.namespace)

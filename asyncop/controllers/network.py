@@ -27,7 +27,6 @@ from asyncop.controllers.common import (
     PolicyRule,
     condition,
     set_condition,
-    unless_stale,
     write_status,
 )
 from asyncop.controllers.kinds import NETWORK
@@ -87,7 +86,7 @@ class NetworkReconciler:
         self.recorder = recorder
 
     async def reconcile(self, req: Request) -> Result:
-        return await unless_stale(req, self._reconcile(req))
+        return await self._reconcile(req)
 
     async def _reconcile(self, req: Request) -> Result:
         net = self.cache.get(NETWORK, req.name, req.namespace)

@@ -266,11 +266,6 @@ async def test_graceful_stop_mid_convergence_hands_the_lease_over_at_once(
             await stop_manager(world, first)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "asyncop/controllers/common/status.py unless_stale ends a reconcile on Conflict with "
-    "Result() and no requeue, relying on a newer version's watch event; a 409 on a status "
-    "write with no newer version (here injected) leaves the object unreconciled for good, "
-    "while SPEC §9 says 409 on status writes are re-read and retried"))
 async def test_injected_status_conflicts_are_retried(fake_clock: FakeClock) -> None:
     clock = fake_clock
     async with start_world(clock) as world, running(world):

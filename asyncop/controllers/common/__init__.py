@@ -13,7 +13,7 @@ from asyncop.controllers.common.children import (
 )
 from asyncop.controllers.common.conditions import condition, set_condition
 from asyncop.controllers.common.rbac import EVENTS_RULES, PolicyRule, merge_rules
-from asyncop.controllers.common.status import unless_stale, write_status
+from asyncop.controllers.common.status import write_status
 
 __all__ = [
     "EVENTS_RULES",
@@ -26,6 +26,5 @@ __all__ = [
     "merge_rules",
     "owned_deployment",
     "set_condition",
-    "unless_stale",
     "write_status",
 ]
