@@ -115,3 +115,25 @@ async def test_reconcile_log_lines_carry_the_reconcile_context() -> None:
     assert line["controller"] == "logctl"
     assert line["namespace"] == "ns-a" and line["name"] == "cm1"
     assert line["reconcile_id"] and line["extra_key"] == 1
+
+
+def _fail(secret_local: str) -> None:
+    raise ValueError("boom")
+
+
+@pytest.mark.parametrize("fmt", ["json", "console"])
+def test_tracebacks_are_rendered_without_local_variables(fmt: str) -> None:
+    out = io.StringIO()
+    configure_logging(format=fmt, level="info", stream=out)
+    log = structlog.get_logger("test")
+    secret = "-".join(["do", "not", "render", "me"])  # not in any source line
+    try:
+        _fail(secret)
+    except ValueError as err:
+        log.error("reconcile failed", exc_info=err)
+    text = out.getvalue()
+    assert "boom" in text and "_fail" in text  # the traceback is there
+    assert "do-not-render-me" not in text  # but not the frame's locals
+    if fmt == "json":
+        (line,) = text.splitlines()
+        assert orjson.loads(line)["exception"][0]["exc_type"] == "ValueError"
