@@ -11,21 +11,41 @@ import asyncio
 import inspect
 import time
 from collections.abc import Awaitable, Callable
-from typing import TypeVar
+from typing import Any, TypeVar, overload
 
 T = TypeVar("T")
 
 
+@overload
 async def eventually(
-    predicate: Callable[[], T | Awaitable[T]],
+    predicate: Callable[[], Awaitable[T]],
+    *,
+    timeout: float = ...,
+    interval: float = ...,
+    message: str = ...,
+) -> T: ...
+
+
+@overload
+async def eventually(
+    predicate: Callable[[], T],
+    *,
+    timeout: float = ...,
+    interval: float = ...,
+    message: str = ...,
+) -> T: ...
+
+
+async def eventually(
+    predicate: Callable[[], Any],
     *,
     timeout: float = 10.0,
     interval: float = 0.005,
     message: str = "condition",
-) -> T:
+) -> Any:
     """Return the first truthy value of `predicate()`; raise AssertionError after `timeout`."""
     deadline = time.monotonic() + timeout
-    last: T | None = None
+    last: Any = None
     while True:
         value = predicate()
         if inspect.isawaitable(value):
