@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import select
 import subprocess
 import sys
 import tempfile
@@ -109,8 +110,10 @@ class Server:
             [sys.executable, "-P", str(BENCH / "_server.py"),
              "--kubeconfig-out", str(self.kubeconfig)],
             log=workdir / "apiserver.log", stdout_pipe=True)
-        assert self.proc.popen.stdout is not None
-        line = self.proc.popen.stdout.readline().decode().strip()
+        stdout = self.proc.popen.stdout
+        assert stdout is not None
+        ready, _, _ = select.select([stdout], [], [], 60.0)
+        line = stdout.readline().decode().strip() if ready else "(nothing within 60 s)"
         if not line.startswith("asyncop apiserver listening on "):
             self.proc.stop()
             raise RuntimeError(f"server did not start: {line!r}\n{self.proc.tail()}")
