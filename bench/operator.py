@@ -143,8 +143,9 @@ async def warm_up(http: Any, url: str, op: Process, *, timeout: float = 90.0) ->
 async def at_throughput(impl: str, n: int) -> None:
     work = Workdir("at")
     server = Server(work.path)
-    op = start_operator(impl, work, server)
+    op: Process | None = None
     try:
+        op = start_operator(impl, work, server)
         async with session() as http:
             ats = server.url + AT_PATH.format(ns=NS)
             await ensure_namespace(http, server.url, NS)
@@ -173,7 +174,8 @@ async def at_throughput(impl: str, n: int) -> None:
                   "server_cpu_s": round(server_cpu, 2),
                   "not_succeeded": len(bad), "pods": len(pods), "expected_pods": n + 1})
     finally:
-        op.stop()
+        if op is not None:
+            op.stop()
         server.stop()
         work.cleanup()
 
@@ -183,11 +185,12 @@ async def fanin(impl: str, *, low: int, high: int, rate: float) -> None:
     work = Workdir("fanin")
     server = Server(work.path)
     ns = "fanin"
-    op = start_operator(impl, work, server, script="probe", namespace=ns)
+    op: Process | None = None
     dumps = 0
 
     async def dump(http: Any, cms: str) -> dict[str, float]:
         nonlocal dumps
+        assert op is not None
         dumps += 1
         path = work.path / f"dump-{dumps}.json"
         await create(http, cms, {"metadata": {"name": f"dump-{dumps}"},
@@ -197,6 +200,7 @@ async def fanin(impl: str, *, low: int, high: int, rate: float) -> None:
         return seen
 
     try:
+        op = start_operator(impl, work, server, script="probe", namespace=ns)
         async with session() as http:
             cms = server.url + CM_PATH.format(ns=ns)
             await ensure_namespace(http, server.url, ns)
@@ -223,7 +227,8 @@ async def fanin(impl: str, *, low: int, high: int, rate: float) -> None:
                       "operator_cpu_s": round(op.cpu() - cpu0, 2)})
                 cpu0 = op.cpu()
     finally:
-        op.stop()
+        if op is not None:
+            op.stop()
         server.stop()
         work.cleanup()
 
@@ -236,8 +241,9 @@ def rfc3339(ts: float) -> str:
 async def schedule(impl: str, *, case: str, n: int, spread: float, lead: float) -> None:
     work = Workdir("schedule")
     server = Server(work.path)
-    op = start_operator(impl, work, server)
+    op: Process | None = None
     try:
+        op = start_operator(impl, work, server)
         async with session() as http:
             ats = server.url + AT_PATH.format(ns=NS)
             await ensure_namespace(http, server.url, NS)
@@ -268,7 +274,8 @@ async def schedule(impl: str, *, case: str, n: int, spread: float, lead: float) 
                   "late_over_1s": sum(v > 1000 for v in values),
                   "peak_rss_mib": round(op.peak_rss() / MIB, 1)})
     finally:
-        op.stop()
+        if op is not None:
+            op.stop()
         server.stop()
         work.cleanup()
 
