@@ -24,8 +24,10 @@ lint: $(STAMP)
 	$(BIN)/lint-imports
 
 bench: $(STAMP)
+	$(BIN)/python -m pip install -q -e '.[test,bench]'
 	$(BIN)/python bench/queue.py
 	$(BIN)/python bench/apiserver.py
+	$(BIN)/python bench/operator.py
 
 install: $(STAMP)
 	$(BIN)/asyncop crds | kubectl apply -f -
