@@ -83,13 +83,7 @@ class Writer:
     def create(self, rt: ResourceType, obj: dict[str, Any], *, namespace: str | None = None,
                ctx: WriteContext | None = None) -> dict[str, Any]:
         ctx = ctx or WriteContext()
-        if not isinstance(obj, dict):
-            raise errors.bad_request("the request body is not a JSON object")
-        self._check_type(rt, obj)
-        if eventsv1.is_events_v1(rt):
-            obj = eventsv1.to_core(obj)
-        meta = _meta(obj)
-        namespace = self._namespace_for(rt, meta, namespace)
+        obj, meta, namespace = self._body(rt, obj, namespace)
         if meta.get("resourceVersion"):
             body = status_body(500, "resourceVersion should not be set on objects to be created")
             body["reason"] = ""
@@ -146,6 +140,18 @@ class Writer:
         if rt.gr == CRD_GR:
             stored = crdstate.established(self.store, stored)
         return stored
+
+    def _body(self, rt: ResourceType, obj: Any, namespace: str | None,
+              ) -> tuple[dict[str, Any], dict[str, Any], str]:
+        """The checks every create and update body passes first: a JSON object of this type
+        (events.k8s.io/v1 Events converted to core/v1 storage), its metadata, its namespace."""
+        if not isinstance(obj, dict):
+            raise errors.bad_request("the request body is not a JSON object")
+        self._check_type(rt, obj)
+        if eventsv1.is_events_v1(rt):
+            obj = eventsv1.to_core(obj)
+        meta = _meta(obj)
+        return obj, meta, self._namespace_for(rt, meta, namespace)
 
     def _check_type(self, rt: ResourceType, obj: dict[str, Any]) -> None:
         api_version = obj.get("apiVersion")
@@ -206,13 +212,7 @@ class Writer:
                name: str, subresource: str = "", ctx: WriteContext | None = None,
                ) -> dict[str, Any]:
         ctx = ctx or WriteContext()
-        if not isinstance(obj, dict):
-            raise errors.bad_request("the request body is not a JSON object")
-        self._check_type(rt, obj)
-        if eventsv1.is_events_v1(rt):
-            obj = eventsv1.to_core(obj)
-        meta = _meta(obj)
-        ns = self._namespace_for(rt, meta, namespace)
+        obj, meta, ns = self._body(rt, obj, namespace)
         if meta.get("name") and meta["name"] != name:
             raise errors.bad_request(
                 "the name of the object (" + str(meta["name"]) + ") does not match the name on "
