@@ -145,9 +145,6 @@ class AtReconciler:
         self.image = image
 
     async def reconcile(self, req: Request) -> Result:
-        return await self._reconcile(req)
-
-    async def _reconcile(self, req: Request) -> Result:
         at = self.cache.get(AT, req.name, req.namespace)
         if at is None or at["metadata"].get("deletionTimestamp"):
             await self._release(req, None)  # let the garbage collector take the pod

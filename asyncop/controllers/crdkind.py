@@ -85,9 +85,6 @@ class CrdKindReconciler:
         self.images = {**DEFAULT_IMAGES, **(images or {})}
 
     async def reconcile(self, req: Request) -> Result:
-        return await self._reconcile(req)
-
-    async def _reconcile(self, req: Request) -> Result:
         ck = self.cache.get(CRDKIND, req.name, req.namespace)
         if ck is None or ck["metadata"].get("deletionTimestamp"):
             return Result()

@@ -71,9 +71,6 @@ class FooReconciler:
         self.image = image
 
     async def reconcile(self, req: Request) -> Result:
-        return await self._reconcile(req)
-
-    async def _reconcile(self, req: Request) -> Result:
         foo = self.cache.get(FOO, req.name, req.namespace)
         if foo is None or foo["metadata"].get("deletionTimestamp"):
             return Result()

@@ -88,9 +88,6 @@ class JinghzhuReconciler:
         self.expectations = Expectations(clock=clock)
 
     async def reconcile(self, req: Request) -> Result:
-        return await self._reconcile(req)
-
-    async def _reconcile(self, req: Request) -> Result:
         jh = self.cache.get(JINGHZHU, req.name, req.namespace)
         if jh is None:
             self.expectations.forget(req.key)

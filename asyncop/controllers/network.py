@@ -86,9 +86,6 @@ class NetworkReconciler:
         self.recorder = recorder
 
     async def reconcile(self, req: Request) -> Result:
-        return await self._reconcile(req)
-
-    async def _reconcile(self, req: Request) -> Result:
         net = self.cache.get(NETWORK, req.name, req.namespace)
         if net is None:
             log.info("network gone", network=req.key)
