@@ -19,7 +19,7 @@ from asyncop.api.errors import (
     UnsupportedMediaType,
     error_from_status,
 )
-from asyncop.api.kinds import Kind
+from asyncop.api.kinds import Kind, KindSource, kind_of
 from asyncop.api.objects import ObjectMeta, OwnerReference, RawObject, deep_copy, object_key
 from asyncop.api.owners import controller_of, is_controlled_by, owner_reference
 from asyncop.api.request import Request
@@ -34,6 +34,7 @@ __all__ = [
     "Gone",
     "Invalid",
     "Kind",
+    "KindSource",
     "MethodNotAllowed",
     "NotFound",
     "ObjectMeta",
@@ -49,6 +50,7 @@ __all__ = [
     "deep_copy",
     "error_from_status",
     "is_controlled_by",
+    "kind_of",
     "object_key",
     "owner_reference",
     "status_body",

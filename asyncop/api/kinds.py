@@ -1,11 +1,14 @@
 """Kind: where a resource type lives in the API (group, version, plural) and what it is called.
 
 Invariant: a Kind is an immutable value; `path()` builds the REST path for any verb.
+`KindSource` is anything that names its Kind in a `KIND` attribute (a typed resource class
+from `asyncop.crd`, for one); `kind_of` accepts either, so runtime code takes both.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Protocol
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,6 +44,18 @@ class Kind:
 
     def __str__(self) -> str:
         return self.resource
+
+
+class KindSource(Protocol):
+    """Anything that names its Kind: e.g. a `asyncop.crd.CustomResource` subclass."""
+
+    @property
+    def KIND(self) -> Kind: ...
+
+
+def kind_of(kind: Kind | KindSource) -> Kind:
+    """`kind` itself, or the Kind a resource class declares."""
+    return kind if isinstance(kind, Kind) else kind.KIND
 
 
 NAMESPACE = Kind("", "v1", "namespaces", "Namespace", namespaced=False)

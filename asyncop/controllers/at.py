@@ -328,4 +328,4 @@ def at_controller(mgr: Manager, *, workers: int = 2, image: str = "busybox") -> 
         recorder=mgr.recorder("at-controller"),
         image=image,
     )
-    return Controller("at", r, watches=[for_(AT), owns(POD)], workers=workers)
+    return Controller("at", r, watches=[for_(AT), owns(POD)], workers=workers, rbac=RBAC_RULES)

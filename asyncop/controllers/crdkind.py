@@ -239,5 +239,5 @@ def crdkind_controller(
             watches(DEPLOYMENT, children_to_crdkind),
             watches(SERVICE, children_to_crdkind),
         ],
-        workers=workers,
+        workers=workers, rbac=RBAC_RULES,
     )

@@ -155,5 +155,5 @@ def foo_controller(mgr: Manager, *, workers: int = 2, image: str = "nginx:latest
     )
     return Controller(
         "foo", r, watches=[for_(FOO), watches(DEPLOYMENT, deployment_to_foos(mgr.cache))],
-        workers=workers,
+        workers=workers, rbac=RBAC_RULES,
     )

@@ -197,4 +197,5 @@ def jinghzhu_controller(mgr: Manager, *, workers: int = 2, image: str = "busybox
     """The `jinghzhu` controller: Jinghzhus and their worker pods."""
     r = JinghzhuReconciler(client=mgr.client, cache=mgr.cache, clock=mgr.clock,
                            recorder=mgr.recorder("jinghzhu-controller"), image=image)
-    return Controller("jinghzhu", r, watches=[for_(JINGHZHU), owns(POD)], workers=workers)
+    return Controller("jinghzhu", r, watches=[for_(JINGHZHU), owns(POD)], workers=workers,
+                      rbac=RBAC_RULES)

@@ -139,4 +139,4 @@ def network_controller(mgr: Manager, *, workers: int = 2) -> Controller:
         recorder=mgr.recorder("network-controller"),
     )
     watch = for_(NETWORK, resource_version_changed, log_events)
-    return Controller("network", r, watches=[watch], workers=workers)
+    return Controller("network", r, watches=[watch], workers=workers, rbac=RBAC_RULES)

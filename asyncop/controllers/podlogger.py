@@ -42,5 +42,5 @@ def podlogger_controller(mgr: Manager, *, workers: int = 1) -> Controller:
     """The `podlogger` controller: every pod in the Manager's namespaces."""
     return Controller(
         "podlogger", PodLogger(cache=mgr.cache),
-        watches=[for_(POD, resource_version_changed)], workers=workers,
+        watches=[for_(POD, resource_version_changed)], workers=workers, rbac=RBAC_RULES,
     )

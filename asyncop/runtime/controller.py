@@ -24,6 +24,10 @@ resourceVersion (or its informer's stream passed it with the object gone, delete
 a reconcile never acts on a cache older than its own last writes. A timeout only logs and
 proceeds; shutdown abandons such waits.
 
+Permissions: `rbac=` declares the rules the reconciler needs for its writes (and reads of
+kinds it does not watch); `rbac_rules` adds get/list/watch for every watched kind, so
+`asyncop generate` renders a Role that is exactly what the controller declares.
+
 Cancelling `run()` stops taking new keys, lets in-flight reconciles finish within
 `grace_period` (on the clock; unset, the Manager's `graceful_shutdown_timeout`), cancels what
 is left, removes its event handlers from the informers, and re-raises the cancellation.
@@ -45,6 +49,7 @@ from asyncop.runtime.handlers import Watch
 from asyncop.runtime.metrics import ControllerStats, Metrics, ReconcileResult
 from asyncop.runtime.ownwrites import OwnWrites
 from asyncop.runtime.ratelimit import RateLimiter
+from asyncop.runtime.rbac import READ, PolicyRule, merge_rules
 from asyncop.runtime.reconcile import Reconciler, Result, TerminalError
 from asyncop.runtime.workqueue import ShutDown, WorkQueue
 
@@ -121,6 +126,7 @@ class Controller:
         recover_panic: bool = True,
         grace_period: float | None = None,
         write_sync_timeout: float = 5.0,
+        rbac: Sequence[PolicyRule] = (),
     ) -> None:
         if workers < 1:
             raise ValueError("workers must be at least 1")
@@ -134,6 +140,8 @@ class Controller:
         self.grace_period: float | None = grace_period
         """Drain bound on cancellation; None: the Manager's (else DEFAULT_GRACE_PERIOD)."""
         self.write_sync_timeout = write_sync_timeout
+        self.rbac = tuple(rbac)
+        """The rules the reconciler declares (writes, and reads beyond the watches)."""
         self._rate_limiter = rate_limiter
         primaries = [w.kind for w in self.watches if w.target == "self"]
         self.primary: Kind | None = primaries[0] if primaries else None
@@ -148,6 +156,12 @@ class Controller:
 
     def __repr__(self) -> str:
         return f"Controller({self.name!r}, workers={self.workers})"
+
+    @property
+    def rbac_rules(self) -> list[PolicyRule]:
+        """Everything this controller needs: `rbac` plus get/list/watch of each watched kind."""
+        reads = (PolicyRule.for_(w.kind, *READ) for w in self.watches)
+        return merge_rules([*reads, *self.rbac])
 
     async def run(
         self,

@@ -9,6 +9,10 @@ predicates that filter events first:
   namespace of the owned object (cluster-scoped owners get no namespace);
 - `watches(kind, mapper)`: any keys, `mapper(obj) -> Iterable[Request]`.
 
+Each takes a `Kind` or a typed resource class (anything with a `KIND`, see
+`asyncop.api.KindSource`); the class is kept as `Watch.source`, so tools can find the
+custom resources an operator watches (to generate and install their CRDs).
+
 On update the mapper runs on both old and new objects (an owner or mapped key may change),
 so both get reconciled. `Watch.handler(queue, primary=...)` builds the informer event handler
 (`on_add`, `on_update`, `on_delete`). Invariant: handlers never block and never raise into
@@ -25,11 +29,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 import structlog
 
-from asyncop.api import Kind, RawObject, Request, controller_of
+from asyncop.api import Kind, KindSource, RawObject, Request, controller_of, kind_of
 from asyncop.runtime.labels import LabelSelector, parse_selector
 
 log = structlog.get_logger("asyncop.runtime.handlers")
@@ -106,9 +110,11 @@ class Watch:
     """One watched kind, how its objects map to Requests, and its predicates."""
 
     kind: Kind
-    target: str  # "self" | "owner" | "mapped"
+    target: Literal["self", "owner", "mapped"]
     predicates: tuple[Predicate, ...] = ()
     mapper: Mapper | None = None
+    source: KindSource | None = None
+    """The resource class the watch was declared with, if any (not a bare Kind)."""
 
     def handler(self, queue: Enqueuer, *, primary: Kind | None = None) -> EventHandler:
         """The informer event handler that enqueues this watch's keys onto `queue`."""
@@ -126,19 +132,23 @@ class Watch:
         )
 
 
-def for_(kind: Kind, *predicates: Predicate) -> Watch:
+def _source(kind: Kind | KindSource) -> KindSource | None:
+    return None if isinstance(kind, Kind) else kind
+
+
+def for_(kind: Kind | KindSource, *predicates: Predicate) -> Watch:
     """Reconcile the object itself: its own namespace/name."""
-    return Watch(kind, "self", predicates)
+    return Watch(kind_of(kind), "self", predicates, source=_source(kind))
 
 
-def owns(kind: Kind, *predicates: Predicate) -> Watch:
+def owns(kind: Kind | KindSource, *predicates: Predicate) -> Watch:
     """Reconcile the controller owner (of the primary kind) of objects of `kind`."""
-    return Watch(kind, "owner", predicates)
+    return Watch(kind_of(kind), "owner", predicates, source=_source(kind))
 
 
-def watches(kind: Kind, mapper: Mapper, *predicates: Predicate) -> Watch:
+def watches(kind: Kind | KindSource, mapper: Mapper, *predicates: Predicate) -> Watch:
     """Reconcile whatever `mapper(obj)` returns for objects of `kind`."""
-    return Watch(kind, "mapped", predicates, mapper)
+    return Watch(kind_of(kind), "mapped", predicates, mapper, source=_source(kind))
 
 
 def _own_key(obj: RawObject) -> Iterable[Request]:

@@ -30,14 +30,14 @@ import structlog
 from asyncop.api import AlreadyExists, ApiError, Conflict, Kind, NotFound, RawObject
 from asyncop.api.kinds import LEASE
 from asyncop.clock import Clock, wait_for
+from asyncop.runtime.rbac import PolicyRule
 
 log = structlog.get_logger("asyncop.leader")
 
 Callback = Callable[[], Awaitable[None] | None]
 
-RBAC_RULES: tuple[dict[str, list[str]], ...] = (
-    {"apiGroups": ["coordination.k8s.io"], "resources": ["leases"],
-     "verbs": ["get", "create", "update"]},
+RBAC_RULES: tuple[PolicyRule, ...] = (
+    PolicyRule(("coordination.k8s.io",), ("leases",), ("get", "create", "update")),
 )
 """What leader election needs, in the Lease's namespace (the Helm chart renders this)."""
 

@@ -26,15 +26,14 @@ import structlog
 from asyncop.api import AlreadyExists, ApiError, Kind, NotFound, RawObject
 from asyncop.api.kinds import EVENT
 from asyncop.clock import Clock, format_time, wait_for
+from asyncop.runtime.rbac import PolicyRule
 
 log = structlog.get_logger("asyncop.recorder")
 
 EventType = Literal["Normal", "Warning"]
 MAX_MESSAGE = 1024
 
-RBAC_RULES: tuple[dict[str, list[str]], ...] = (
-    {"apiGroups": [""], "resources": ["events"], "verbs": ["create", "patch"]},
-)
+RBAC_RULES: tuple[PolicyRule, ...] = (PolicyRule(("",), ("events",), ("create", "patch")),)
 """What the recorder needs wherever it posts Events (the Helm chart renders this)."""
 
 

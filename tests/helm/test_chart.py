@@ -51,7 +51,7 @@ def triples(rules: list[dict[str, Any]]) -> set[Triple]:
 
 def code_triples(names: list[str]) -> set[Triple]:
     rules = [r.to_dict() for n in names for r in RBAC_RULES[n]]
-    rules += [dict(r) for r in recorder.RBAC_RULES]
+    rules += [r.to_dict() for r in recorder.RBAC_RULES]
     return triples(rules)
 
 
@@ -110,7 +110,7 @@ def test_default_render() -> None:
     assert deploy["spec"]["template"]["spec"]["serviceAccountName"] == sa["metadata"]["name"]
     [lease_role] = of_kind(docs, "Role")
     assert lease_role["metadata"]["namespace"] == "ops"
-    assert triples(lease_role["rules"]) == triples([dict(r) for r in leader.RBAC_RULES])
+    assert triples(lease_role["rules"]) == triples([r.to_dict() for r in leader.RBAC_RULES])
 
 
 def test_cluster_role_equals_the_union_of_the_controllers_rules() -> None:

@@ -1,58 +1,16 @@
-"""PolicyRule: one RBAC rule a controller needs, declared next to the controller's code.
+"""RBAC for the bundled controllers: the runtime's PolicyRule, and what Events need.
 
-Each controller module exports `RBAC_RULES: tuple[PolicyRule, ...]`; the Helm chart and its
-test derive the ClusterRole (or Roles) from them, so the code is the single source of truth.
-Invariant: rules are immutable values; `merge_rules` is deterministic (sorted output).
+`PolicyRule` and `merge_rules` live in `asyncop.runtime.rbac` (every operator uses them);
+they are re-exported here for the bundled controllers. Invariant: `EVENTS_RULES` is the
+EventRecorder's own declaration, so the two never disagree.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from dataclasses import dataclass
-from typing import Any
-
 from asyncop.runtime import recorder
+from asyncop.runtime.rbac import READ, WRITE, PolicyRule, merge_rules
 
-READ = ("get", "list", "watch")
-WRITE = ("create", "update", "patch", "delete")
+#: What the EventRecorder needs (core/v1 Events, create + patch to aggregate repeats).
+EVENTS_RULES: tuple[PolicyRule, ...] = recorder.RBAC_RULES
 
-
-@dataclass(frozen=True, slots=True)
-class PolicyRule:
-    api_groups: tuple[str, ...]
-    resources: tuple[str, ...]
-    verbs: tuple[str, ...]
-
-    @classmethod
-    def from_dict(cls, rule: dict[str, list[str]]) -> PolicyRule:
-        return cls(
-            tuple(rule["apiGroups"]), tuple(rule["resources"]), tuple(rule["verbs"])
-        )
-
-    def to_dict(self) -> dict[str, Any]:
-        """The rule as it appears in a Role or ClusterRole."""
-        return {
-            "apiGroups": list(self.api_groups),
-            "resources": list(self.resources),
-            "verbs": list(self.verbs),
-        }
-
-
-#: What the EventRecorder needs (core/v1 Events, create + patch to aggregate repeats),
-#: taken from the recorder itself so that the two never disagree.
-EVENTS_RULES: tuple[PolicyRule, ...] = tuple(
-    PolicyRule.from_dict(r) for r in recorder.RBAC_RULES
-)
-
-
-def merge_rules(rules: Iterable[PolicyRule]) -> list[PolicyRule]:
-    """Union of rules, one rule per (group, resource) with the union of verbs, sorted."""
-    verbs: dict[tuple[str, str], set[str]] = {}
-    for rule in rules:
-        for group in rule.api_groups:
-            for resource in rule.resources:
-                verbs.setdefault((group, resource), set()).update(rule.verbs)
-    return [
-        PolicyRule((group,), (resource,), tuple(sorted(v)))
-        for (group, resource), v in sorted(verbs.items())
-    ]
+__all__ = ["EVENTS_RULES", "READ", "WRITE", "PolicyRule", "merge_rules"]
