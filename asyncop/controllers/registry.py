@@ -13,6 +13,7 @@ from typing import Protocol
 
 from asyncop.controllers import at, crdkind, foo, jinghzhu, network, podlogger
 from asyncop.controllers.common.rbac import PolicyRule, merge_rules
+from asyncop.operator import Operator
 from asyncop.runtime.controller import Controller
 from asyncop.runtime.manager import Manager
 
@@ -29,6 +30,9 @@ CONTROLLERS: dict[str, Factory] = {
     "jinghzhu": jinghzhu.jinghzhu_controller,
     "podlogger": podlogger.podlogger_controller,
 }
+
+OPERATOR = Operator(name="asyncop", controllers=CONTROLLERS)
+"""The bundled operator: what `asyncop run` runs without a TARGET."""
 
 RBAC_RULES: dict[str, tuple[PolicyRule, ...]] = {
     "at": at.RBAC_RULES,

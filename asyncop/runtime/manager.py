@@ -146,6 +146,11 @@ class Manager:
         return self._elector
 
     @property
+    def controllers(self) -> list[Runnable]:
+        """Every controller added so far, in the order they were added."""
+        return list(self._controllers)
+
+    @property
     def running_controllers(self) -> list[str]:
         """Names of the controllers running now (none on a standby)."""
         return [name for name, task in self._controller_tasks.items() if not task.done()]
