@@ -1,0 +1,204 @@
+"""Markers: what pydantic cannot say about a field, said with `typing.Annotated`.
+
+```python
+port: IntOrString = 8080                              # x-kubernetes-int-or-string
+config: Annotated[dict[str, Any], PreserveUnknownFields]
+template: Annotated[dict[str, Any], EmbeddedResource] # a whole embedded object
+ports: Annotated[list[Port], ListMap("name")]         # x-kubernetes-list-type: map
+replicas: Annotated[int, Rule("self >= 0", message="must not be negative")]
+```
+
+Each marker adds keys to the field's JSON schema (through pydantic's
+`__get_pydantic_json_schema__` hook); `asyncop.crd.schema` turns that JSON schema into a
+structural OpenAPI v3 schema and checks the result. Markers never change how a value is
+validated in Python, except `Int32`, which also checks the int32 range.
+
+Invariant: every key a marker adds is a key kube-apiserver accepts in `openAPIV3Schema`, or
+an internal `x-asyncop-*` key that the schema conversion consumes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Annotated, Any, Literal
+
+from pydantic import AfterValidator, GetJsonSchemaHandler
+from pydantic.json_schema import JsonSchemaValue
+from pydantic_core import CoreSchema
+
+JsonSchema = dict[str, Any]
+
+
+class _Marker:
+    """Base: subclasses return the keys they add in `keys()`."""
+
+    def keys(self) -> JsonSchema:
+        raise NotImplementedError
+
+    def __get_pydantic_json_schema__(
+        self, core_schema: CoreSchema, handler: GetJsonSchemaHandler
+    ) -> JsonSchemaValue:
+        schema = handler(core_schema)
+        schema.update(self.keys())
+        return schema
+
+
+@dataclass(frozen=True, slots=True)
+class Format(_Marker):
+    """`format: <name>` (int32, int64, date-time, byte, duration, ...)."""
+
+    name: str
+
+    def keys(self) -> JsonSchema:
+        return {"format": self.name}
+
+
+class _Flag(_Marker):
+    key = ""
+
+    def keys(self) -> JsonSchema:
+        return {self.key: True}
+
+    def __repr__(self) -> str:
+        return type(self).__name__
+
+
+class _PreserveUnknownFields(_Flag):
+    key = "x-kubernetes-preserve-unknown-fields"
+
+
+class _Nullable(_Flag):
+    key = "nullable"
+
+
+class _EmbeddedResource(_Marker):
+    def keys(self) -> JsonSchema:
+        return {"x-kubernetes-embedded-resource": True,
+                "x-kubernetes-preserve-unknown-fields": True}
+
+    def __repr__(self) -> str:
+        return "EmbeddedResource"
+
+
+class _IntOrStringMarker(_Marker):
+    """Replaces the `anyOf: [integer, string]` pydantic makes with the kube extension."""
+
+    def keys(self) -> JsonSchema:
+        return {"x-kubernetes-int-or-string": True}
+
+    def __get_pydantic_json_schema__(
+        self, core_schema: CoreSchema, handler: GetJsonSchemaHandler
+    ) -> JsonSchemaValue:
+        schema = handler(core_schema)
+        kept = {k: v for k, v in schema.items() if k in ("description", "default")}
+        return {**kept, "x-kubernetes-int-or-string": True}
+
+
+PreserveUnknownFields = _PreserveUnknownFields()
+"""Keep fields the schema does not list (`x-kubernetes-preserve-unknown-fields: true`)."""
+
+Nullable = _Nullable()
+"""Allow an explicit `null` (`nullable: true`)."""
+
+EmbeddedResource = _EmbeddedResource()
+"""A whole Kubernetes object (apiVersion, kind, metadata validated like a resource's)."""
+
+IntOrString = Annotated[int | str, _IntOrStringMarker()]
+"""A port or a percentage: `x-kubernetes-int-or-string: true` (like intstr.IntOrString)."""
+
+
+def _int32(value: int) -> int:
+    if not -(2**31) <= value < 2**31:
+        raise ValueError("must fit in a signed 32-bit integer")
+    return value
+
+
+Int32 = Annotated[int, AfterValidator(_int32), Format("int32")]
+"""An int32 (`format: int32`), range-checked in Python too."""
+
+Int64 = Annotated[int, Format("int64")]
+"""An int64 (`format: int64`), like generations and counts in Kubernetes' own types."""
+
+
+@dataclass(frozen=True, slots=True, init=False)
+class ListMap(_Marker):
+    """A list of objects merged by key(s): `x-kubernetes-list-type: map` with map keys."""
+
+    keys_: tuple[str, ...]
+
+    def __init__(self, *keys: str) -> None:
+        if not keys:
+            raise ValueError("ListMap needs at least one key field")
+        object.__setattr__(self, "keys_", tuple(keys))
+
+    def keys(self) -> JsonSchema:
+        return {"x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": list(self.keys_)}
+
+
+@dataclass(frozen=True, slots=True)
+class _ListType(_Marker):
+    kind: Literal["set", "atomic"]
+
+    def keys(self) -> JsonSchema:
+        return {"x-kubernetes-list-type": self.kind}
+
+    def __repr__(self) -> str:
+        return f"List{self.kind.title()}"
+
+
+ListSet = _ListType("set")
+"""A list of unique scalars, merged as a set (`x-kubernetes-list-type: set`)."""
+
+ListAtomic = _ListType("atomic")
+"""A list replaced as a whole on merges (`x-kubernetes-list-type: atomic`)."""
+
+
+@dataclass(frozen=True, slots=True)
+class MapType(_Marker):
+    """`x-kubernetes-map-type`: "granular" (merged per key) or "atomic" (replaced whole)."""
+
+    kind: Literal["granular", "atomic"]
+
+    def keys(self) -> JsonSchema:
+        return {"x-kubernetes-map-type": self.kind}
+
+
+@dataclass(frozen=True, slots=True)
+class Rule(_Marker):
+    """A CEL validation rule (`x-kubernetes-validations`), on a field or (with the class
+    keyword `rules=`) on a whole Model."""
+
+    rule: str
+    message: str | None = None
+    message_expression: str | None = None
+    reason: str | None = None
+    field_path: str | None = None
+    optional_old_self: bool | None = None
+
+    def to_dict(self) -> JsonSchema:
+        out: JsonSchema = {"rule": self.rule}
+        if self.message is not None:
+            out["message"] = self.message
+        if self.message_expression is not None:
+            out["messageExpression"] = self.message_expression
+        if self.reason is not None:
+            out["reason"] = self.reason
+        if self.field_path is not None:
+            out["fieldPath"] = self.field_path
+        if self.optional_old_self is not None:
+            out["optionalOldSelf"] = self.optional_old_self
+        return out
+
+    def keys(self) -> JsonSchema:
+        return {"x-asyncop-rules": [self.to_dict()]}
+
+    def __get_pydantic_json_schema__(
+        self, core_schema: CoreSchema, handler: GetJsonSchemaHandler
+    ) -> JsonSchemaValue:
+        schema = handler(core_schema)
+        schema["x-asyncop-rules"] = [*schema.get("x-asyncop-rules", []), self.to_dict()]
+        return schema
+
+
+RULE_REASONS = ("FieldValueInvalid", "FieldValueForbidden", "FieldValueRequired",
+                "FieldValueDuplicate")

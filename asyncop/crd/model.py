@@ -1,0 +1,87 @@
+"""Model and ObjectMeta: the pydantic bases of typed resources.
+
+`Model` is the base for spec, status and nested models. It follows Kubernetes' conventions
+so that Python code reads like Python and the API like Kubernetes: fields are snake_case in
+Python and camelCase on the wire (`observed_generation` <-> `observedGeneration`), both names
+validate, dumps use the wire names; the docstring under a field is its description (as Go
+comments are for controller-gen); unknown fields are ignored, so an object written by a newer
+version of the schema never fails to parse. CEL rules on a whole model are a class keyword:
+`class Range(Model, rules=[Rule("self.min <= self.max")])`.
+
+`ObjectMeta` is a typed view of `metadata` (extra fields such as managedFields are kept).
+Invariant: models never mutate the raw dicts they are validated from.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any, ClassVar
+
+from pydantic import BaseModel, ConfigDict, Field, GetJsonSchemaHandler
+from pydantic.alias_generators import to_camel
+from pydantic.json_schema import JsonSchemaValue
+from pydantic_core import CoreSchema
+
+from asyncop.crd.markers import Rule
+
+
+class Model(BaseModel):
+    """Base of spec/status models: camelCase on the wire, docstrings as descriptions."""
+
+    model_config = ConfigDict(
+        alias_generator=to_camel,
+        validate_by_name=True,
+        validate_by_alias=True,
+        serialize_by_alias=True,
+        use_attribute_docstrings=True,
+        extra="ignore",
+    )
+    __rules__: ClassVar[tuple[Rule, ...]] = ()
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        # Class keywords are read in __pydantic_init_subclass__; object's hook takes none.
+        super().__init_subclass__()
+
+    @classmethod
+    def __pydantic_init_subclass__(cls, *, rules: Sequence[Rule] = (), **kwargs: Any) -> None:
+        super().__pydantic_init_subclass__(**kwargs)
+        cls.__rules__ = tuple(rules)
+
+    @classmethod
+    def __get_pydantic_json_schema__(
+        cls, core_schema: CoreSchema, handler: GetJsonSchemaHandler
+    ) -> JsonSchemaValue:
+        schema = handler(core_schema)
+        if cls.__rules__:
+            target = handler.resolve_ref_schema(schema)
+            target["x-asyncop-rules"] = [r.to_dict() for r in cls.__rules__]
+        return schema
+
+
+class OwnerReference(Model):
+    api_version: str
+    kind: str
+    name: str
+    uid: str
+    controller: bool | None = None
+    block_owner_deletion: bool | None = None
+
+
+class ObjectMeta(Model):
+    """The typed view of `metadata`; fields not listed here are kept as extras."""
+
+    model_config = ConfigDict(extra="allow")
+
+    name: str | None = None
+    generate_name: str | None = None
+    namespace: str | None = None
+    uid: str | None = None
+    resource_version: str | None = None
+    generation: int | None = None
+    creation_timestamp: datetime | None = None
+    deletion_timestamp: datetime | None = None
+    labels: dict[str, str] = Field(default_factory=dict)
+    annotations: dict[str, str] = Field(default_factory=dict)
+    owner_references: list[OwnerReference] = Field(default_factory=list)
+    finalizers: list[str] = Field(default_factory=list)

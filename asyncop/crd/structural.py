@@ -1,0 +1,116 @@
+"""Structural-schema checks and JSON paths into a schema.
+
+`check_structural(owner, schema)` applies the rules kube-apiserver applies to a CRD's
+openAPIV3Schema (apiextensions "structural schema", plus the list/map-type rules), so a
+generated CRD that passes is one the server accepts:
+
+- every node has a `type`, except `x-kubernetes-int-or-string` and
+  `x-kubernetes-preserve-unknown-fields` nodes; int-or-string nodes have no type;
+- `properties` and `additionalProperties` are never both set;
+- `x-kubernetes-list-type` only on arrays; `map` needs object items whose map keys are
+  scalar properties that are required or defaulted; `set` needs scalar items;
+  `x-kubernetes-map-type` only on objects; an embedded resource is an object;
+- CEL rules have a `rule`, and a `reason` kube knows.
+
+`node_at(schema, ".spec.replicas")` follows a printer-column style JSON path (with `[...]`
+list selectors) to the schema node it names, or None. Invariant: both are pure functions.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from asyncop.crd.errors import CRDError
+from asyncop.crd.markers import RULE_REASONS
+
+Schema = dict[str, Any]
+SCALARS = ("string", "integer", "number", "boolean")
+
+
+def check_structural(owner: str, schema: Schema, path: str = "") -> None:
+    def fail(problem: str) -> CRDError:
+        return CRDError(f"{owner}: {path}: {problem}" if path else f"{owner}: {problem}")
+
+    typ = schema.get("type")
+    if schema.get("x-kubernetes-int-or-string"):
+        if typ is not None:
+            raise fail("an int-or-string field cannot also have a type")
+    elif typ is None and not schema.get("x-kubernetes-preserve-unknown-fields"):
+        raise fail("no type (structural schemas need one on every field)")
+    if "properties" in schema and "additionalProperties" in schema:
+        raise fail("properties and additionalProperties together are not structural")
+    list_type = schema.get("x-kubernetes-list-type")
+    if list_type is not None:
+        if typ != "array":
+            raise fail(f"x-kubernetes-list-type {list_type} is for lists only")
+        items = schema.get("items") or {}
+        if list_type == "set" and items.get("type") not in SCALARS and \
+                items.get("x-kubernetes-map-type") != "atomic":
+            raise fail("a ListSet holds scalars (or atomic maps); use ListMap for objects")
+        if list_type == "map":
+            _check_map_keys(fail, schema, items)
+    elif "x-kubernetes-list-map-keys" in schema:
+        raise fail("x-kubernetes-list-map-keys needs x-kubernetes-list-type: map")
+    if "x-kubernetes-map-type" in schema and typ != "object":
+        raise fail("x-kubernetes-map-type is for objects only")
+    if schema.get("x-kubernetes-embedded-resource") and typ != "object":
+        raise fail("an embedded resource must be an object")
+    for rule in schema.get("x-kubernetes-validations") or []:
+        if not rule.get("rule"):
+            raise fail("a validation rule needs a rule")
+        reason = rule.get("reason")
+        if reason is not None and reason not in RULE_REASONS:
+            raise fail(f"rule reason {reason!r} is not one of {', '.join(RULE_REASONS)}")
+    for name, prop in (schema.get("properties") or {}).items():
+        check_structural(owner, prop, f"{path}.{name}" if path else name)
+    if isinstance(schema.get("additionalProperties"), dict):
+        check_structural(owner, schema["additionalProperties"], f"{path}[key]")
+    if isinstance(schema.get("items"), dict):
+        check_structural(owner, schema["items"], f"{path}[*]")
+
+
+def _check_map_keys(fail: Any, schema: Schema, items: Schema) -> None:
+    keys = schema.get("x-kubernetes-list-map-keys") or []
+    if items.get("type") != "object":
+        raise fail("a ListMap holds objects (a Model)")
+    props = items.get("properties") or {}
+    required = set(items.get("required") or [])
+    for key in keys:
+        prop = props.get(key)
+        if prop is None:
+            raise fail(f"ListMap key {key!r} is not a field of the items")
+        if prop.get("type") not in SCALARS:
+            raise fail(f"ListMap key {key!r} must be a scalar field")
+        if key not in required and "default" not in prop:
+            raise fail(f"ListMap key {key!r} must be required or have a default")
+
+
+_SEGMENT = re.compile(r"\.([A-Za-z0-9_\-]+)((?:\[[^\]]*\])*)")
+
+
+def node_at(schema: Schema, json_path: str) -> Schema | None:
+    """The schema node a simple JSON path names (`.spec.size`, `.status.conditions[0].type`,
+    `.status.conditions[?(@.type=="Ready")].status`); None if it names no declared field.
+    A path that enters a preserve-unknown-fields node resolves to that node."""
+    pos, node = 0, schema
+    while pos < len(json_path):
+        m = _SEGMENT.match(json_path, pos)
+        if m is None:
+            return None
+        if node.get("x-kubernetes-preserve-unknown-fields") and m.group(1) not in (
+                node.get("properties") or {}):
+            return node
+        props = node.get("properties") or {}
+        nxt = props.get(m.group(1))
+        if nxt is None and isinstance(node.get("additionalProperties"), dict):
+            nxt = node["additionalProperties"]
+        if nxt is None:
+            return None
+        node = nxt
+        for _ in re.findall(r"\[[^\]]*\]", m.group(2)):
+            if node.get("type") != "array":
+                return None
+            node = node.get("items") or {}
+        pos = m.end()
+    return node
