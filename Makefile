@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run test lint bench install deploy docker-build helm-lint clean
+.PHONY: run test lint generate bench install deploy docker-build helm-lint clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -22,6 +22,10 @@ lint: $(STAMP)
 	$(BIN)/ruff check asyncop tests bench
 	$(BIN)/mypy
 	$(BIN)/lint-imports
+	$(BIN)/asyncop generate --check
+
+generate: $(STAMP)
+	$(BIN)/asyncop generate
 
 bench: $(STAMP)
 	$(BIN)/python -m pip install -q -e '.[test,bench]'

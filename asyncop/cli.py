@@ -1,9 +1,8 @@
-"""The `asyncop` command line: run, apiserver, crds, version.
+"""The `asyncop` command line: run, generate, crds, apiserver, version.
 
-`asyncop run` resolves the cluster like kubectl (or starts the embedded API server with
-`--embedded`), checks up front that the server answers, that the CRDs of the enabled
-controllers are installed (or installs them with `--install-crds`) and that RBAC lets us
-list what we watch, then runs the controllers in a Manager until Ctrl-C/SIGTERM.
+This module parses and dispatches; the commands live in `asyncop.commands` (`run`:
+an operator — the bundled one or a user's TARGET — until Ctrl-C/SIGTERM; `generate`/`crds`:
+the CRDs and chart files the code implies). `apiserver` runs the embedded API server alone.
 
 Invariant: every user error (bad flag, unreadable kubeconfig, unreachable server, unknown
 controller, missing CRD, a 403) ends as ONE line on stderr that names the fix, exit code 2,
@@ -22,9 +21,9 @@ from typing import NoReturn
 from asyncop import __version__
 from asyncop.client import ConfigError, TransportError
 from asyncop.commands.errors import UserError
+from asyncop.commands.generate import crds_command, generate_command
 from asyncop.commands.run import describe, run_command
 from asyncop.commands.target import TargetFailed
-from asyncop.controllers.crds import crds_yaml
 from asyncop.controllers.registry import CONTROLLERS
 
 __all__ = ["UserError", "amain", "build_parser", "describe", "main"]
@@ -36,7 +35,7 @@ class _Parser(argparse.ArgumentParser):
 
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="asyncop", description="asyncio Kubernetes operators")
-    sub = parser.add_subparsers(dest="command", metavar="{run,apiserver,crds,version}")
+    sub = parser.add_subparsers(dest="command", metavar="{run,generate,crds,apiserver,version}")
     sub.required = True
     run = sub.add_parser("run", help="run an operator's controllers (default: the bundled ones)")
     run.add_argument("target", nargs="?", default=None, metavar="TARGET",
@@ -71,7 +70,18 @@ def build_parser() -> argparse.ArgumentParser:
     api.add_argument("--kubeconfig-out", required=True, metavar="PATH")
     api.add_argument("--crds", default=None, metavar="DIR", help="CRD YAMLs to install")
     api.add_argument("--no-simulators", action="store_true")
-    sub.add_parser("crds", help="print the bundled CRDs as YAML")
+    crds = sub.add_parser("crds", help="print an operator's CRDs as YAML (default: bundled)")
+    crds.add_argument("target", nargs="?", default=None, metavar="TARGET")
+    gen = sub.add_parser("generate", help="write (or --check) the CRDs and chart files that "
+                         "the code implies")
+    gen.add_argument("target", nargs="?", default=None, metavar="TARGET",
+                     help="default: [tool.asyncop] operator in pyproject.toml")
+    gen.add_argument("--crds", default=None, metavar="DIR",
+                     help="CRD directory (default: [tool.asyncop] crds)")
+    gen.add_argument("--chart", default=None, metavar="DIR",
+                     help="Helm chart directory (default: [tool.asyncop] chart)")
+    gen.add_argument("--check", action="store_true",
+                     help="write nothing; fail if any generated file is out of date")
     sub.add_parser("version", help="print the version")
     return parser
 
@@ -98,8 +108,9 @@ async def amain(argv: Sequence[str]) -> int:
             print(f"asyncop {__version__}")
             return 0
         if args.command == "crds":
-            sys.stdout.write(crds_yaml())
-            return 0
+            return crds_command(args)
+        if args.command == "generate":
+            return generate_command(args)
         if args.command == "apiserver":
             raise UserError("`asyncop apiserver` runs its own event loop; call main() instead")
         return await run_command(args)

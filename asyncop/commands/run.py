@@ -28,10 +28,10 @@ import yaml
 from asyncop.api import AlreadyExists, ApiError, Forbidden, Kind, NotFound, RawObject
 from asyncop.api import kinds as builtin_kinds
 from asyncop.client import Client, ClientConfig, ConfigError, TransportError, load_config
-from asyncop.clock import Clock
 from asyncop.commands.errors import UserError
 from asyncop.commands.target import operator_crds, resolve_operator
 from asyncop.operator import Operator, OperatorError
+from asyncop.operator.install import crd_kinds, install_crds
 from asyncop.runtime.controller import Controller
 from asyncop.runtime.leader import LeaderElectionConfig
 from asyncop.runtime.logs import configure_logging, parse_level
@@ -84,8 +84,6 @@ async def run_command(args: argparse.Namespace) -> int:
             await embedded.start()
             tmpdir = tempfile.TemporaryDirectory(prefix="asyncop-")
             kubeconfig = str(embedded.write_kubeconfig(Path(tmpdir.name) / "kubeconfig"))
-            print(f"embedded API server: {embedded.url}", flush=True)
-            print(f"kubeconfig: {kubeconfig}", flush=True)
             config = await load_config(kubeconfig=kubeconfig)
         else:
             try:
@@ -94,7 +92,7 @@ async def run_command(args: argparse.Namespace) -> int:
                 raise UserError(str(exc)) from None
         return await _run_manager(args, config, op, names or None, docs,
                                   install=args.install_crds or args.embedded,
-                                  kubeconfig=kubeconfig if args.embedded else None)
+                                  embedded=(embedded.url, kubeconfig) if args.embedded else None)
     finally:
         if embedded is not None:
             await embedded.stop()
@@ -111,7 +109,7 @@ def _hint(controllers: list[Controller]) -> str:
 
 async def _run_manager(
     args: argparse.Namespace, config: ClientConfig, op: Operator, names: list[str] | None,
-    docs: list[RawObject], *, install: bool, kubeconfig: str | None,
+    docs: list[RawObject], *, install: bool, embedded: tuple[str, str] | None,
 ) -> int:
     namespaces = _split(args.namespace)
     default_bind = "127.0.0.1:0" if args.embedded else "0"
@@ -133,13 +131,16 @@ async def _run_manager(
         controllers = op.install(mgr, names=names, workers=args.workers)
     except OperatorError as exc:
         raise UserError(str(exc)) from None
-    if kubeconfig is not None:
+    if embedded is not None:  # the three lines together: tools wait for the first
+        url, kubeconfig = embedded
+        print(f"embedded API server: {url}", flush=True)
         print(f"try: kubectl --kubeconfig {kubeconfig} get {_hint(controllers)}", flush=True)
+        print(f"kubeconfig: {kubeconfig}", flush=True)
     watched = list(dict.fromkeys(w.kind for c in controllers for w in c.watches))
     crds = operator_crds(op, controllers)
     await preflight(config, watched, namespaces, install_crds=install, crds=crds)
     if docs:
-        await apply_manifests(config, docs, known=_crd_kinds(crds))
+        await apply_manifests(config, docs, known=crd_kinds(crds))
     try:
         await mgr.start()
     except OSError as exc:
@@ -167,18 +168,6 @@ async def _run_manager(
     return 0
 
 
-def _crd_kinds(crds: list[RawObject]) -> list[Kind]:
-    """Every served version of every CRD, as Kinds (so `--apply` knows their objects)."""
-    out: list[Kind] = []
-    for crd in crds:
-        spec: dict[str, Any] = crd.get("spec") or {}
-        names = spec.get("names") or {}
-        for version in spec.get("versions") or []:
-            out.append(Kind(spec["group"], version["name"], names["plural"], names["kind"],
-                            namespaced=spec.get("scope", "Namespaced") == "Namespaced"))
-    return out
-
-
 async def preflight(
     config: ClientConfig, kinds: list[Kind], namespaces: list[str], *, install_crds: bool,
     crds: list[RawObject] | None = None,
@@ -188,8 +177,7 @@ async def preflight(
     async with Client(config, max_retries=0, timeout=10.0) as client:
         ns = namespaces[0] if namespaces else None
         if install_crds and crds:
-            served = set(_crd_kinds(crds))
-            await install_crd_manifests(client, crds, [k for k in kinds if k in served])
+            await install_crd_manifests(client, crds)
         for kind in kinds:
             try:
                 await client.list(kind, namespace=ns, limit=1)
@@ -223,11 +211,10 @@ def _reason(exc: BaseException) -> str:
     return type(exc).__name__
 
 
-async def install_crd_manifests(client: Client, crds: list[RawObject], wanted: list[Kind]) -> None:
-    """Server-side apply `crds` and wait until the `wanted` kinds are served."""
+async def install_crd_manifests(client: Client, crds: list[RawObject]) -> None:
+    """Install the operator's CRDs (see `asyncop.operator.install`), as one-line errors."""
     try:
-        for crd in crds:
-            await client.apply(builtin_kinds.CRD, crd, field_manager=FIELD_MANAGER)
+        await install_crds(client, crds, field_manager=FIELD_MANAGER)
     except Forbidden as exc:
         raise UserError(
             f"RBAC forbids installing CRDs ({exc.message}); ask an admin to run "
@@ -239,17 +226,8 @@ async def install_crd_manifests(client: Client, crds: list[RawObject], wanted: l
         ) from None
     except ApiError as exc:
         raise UserError(f"the API server refused a CRD: {exc.message}") from None
-    clock: Clock = client.clock
-    deadline = clock.monotonic() + 30.0
-    for kind in wanted:
-        while True:
-            try:
-                await client.list(kind, limit=1)
-                break
-            except NotFound:
-                if clock.monotonic() > deadline:
-                    raise UserError(f"the CRD {kind.resource} was not served within 30s") from None
-                await clock.sleep(0.05)
+    except TimeoutError as exc:
+        raise UserError(str(exc)) from None
 
 
 def load_manifests(path: Path) -> list[RawObject]:

@@ -1,15 +1,20 @@
-"""Which operator a command works on, and the CRDs it owns.
+"""Which operator a command works on, the project settings around it, and its CRDs.
 
-`resolve_operator(None)` is the bundled operator (`asyncop.controllers.registry.OPERATOR`);
-any other target is loaded with `asyncop.operator.load_operator`, whose `TargetError`
-becomes a `UserError` (the user's traceback, if any, is printed first by the CLI).
+`resolve_operator(None)` is the project's `[tool.asyncop] operator` when the current
+directory (or a parent) has one, else the bundled operator
+(`asyncop.controllers.registry.OPERATOR`); any other target is loaded with
+`asyncop.operator.load_operator`, whose `TargetError` becomes `TargetFailed`, a `UserError`
+that carries the user's traceback for the CLI to print above the one line.
 """
 
 from __future__ import annotations
 
 from asyncop.api import RawObject
 from asyncop.commands.errors import UserError
+from asyncop.crd import CRDError
 from asyncop.operator import Operator, TargetError, load_operator
+from asyncop.operator.inspect import Inspection
+from asyncop.project.config import ProjectConfig, ProjectError
 from asyncop.runtime.controller import Controller
 
 
@@ -21,7 +26,17 @@ class TargetFailed(UserError):
         self.user_traceback = user_traceback
 
 
+def project_config() -> ProjectConfig | None:
+    try:
+        return ProjectConfig.find()
+    except ProjectError as exc:
+        raise UserError(str(exc)) from None
+
+
 def resolve_operator(target: str | None) -> Operator:
+    if target is None:
+        config = project_config()
+        target = config.operator if config is not None else None
     if target is None:
         from asyncop.controllers.registry import OPERATOR
 
@@ -33,8 +48,8 @@ def resolve_operator(target: str | None) -> Operator:
 
 
 def operator_crds(op: Operator, controllers: list[Controller]) -> list[RawObject]:
-    """The CRDs the operator owns (its resources, and the resource classes it watches)."""
-    from asyncop.controllers.crds import load_crds
-    from asyncop.controllers.registry import OPERATOR
-
-    return load_crds() if op is OPERATOR else []
+    """The CRDs the operator owns: its resources and the resource classes it watches."""
+    try:
+        return Inspection(op, tuple(controllers)).crds()
+    except CRDError as exc:
+        raise UserError(str(exc)) from None

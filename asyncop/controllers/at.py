@@ -34,10 +34,10 @@ from __future__ import annotations
 
 import re
 from datetime import UTC, datetime
-from typing import Any
+from typing import Annotated, Any, Literal
 
 import structlog
-from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
+from pydantic import Field, ValidationError, field_validator
 
 from asyncop.api import (
     AlreadyExists,
@@ -54,7 +54,7 @@ from asyncop.api.owners import is_controlled_by
 from asyncop.client import Client
 from asyncop.clock import Clock, format_time
 from asyncop.controllers.common import EVENTS_RULES, PolicyRule, write_status
-from asyncop.controllers.kinds import AT
+from asyncop.crd import CustomResource, Int64, Model, PrinterColumn
 from asyncop.runtime.cache import Cache
 from asyncop.runtime.controller import Controller
 from asyncop.runtime.handlers import for_, owns
@@ -69,12 +69,6 @@ PENDING, RUNNING, DONE = "PENDING", "RUNNING", "DONE"
 FINALIZER = "cnat.programming-kubernetes.info/run-once"
 SUCCEEDED, FAILED = "Succeeded", "Failed"
 
-RBAC_RULES: tuple[PolicyRule, ...] = (
-    PolicyRule((AT.group,), (AT.plural,), ("get", "list", "watch")),
-    PolicyRule((AT.group,), (f"{AT.plural}/status",), ("get", "update", "patch")),
-    PolicyRule(("",), ("pods",), ("get", "list", "watch", "create", "update")),
-    *EVENTS_RULES,
-)
 
 # RFC 3339 date-time (the seed's `YYYY-MM-DDTHH:MM:SSZ` is one case of it); an offset or Z
 # is required: a time without a zone is ambiguous and rejected.
@@ -104,19 +98,69 @@ def parse_schedule(value: str) -> datetime:
         raise ValueError(f"schedule {value!r} is not a valid time: {exc}") from None
 
 
-class AtSpec(BaseModel):
-    """The At spec, validated at the edge of the reconciler (not on the runtime's hot path)."""
+class AtSpec(Model):
+    """What to run, and when."""
 
-    model_config = ConfigDict(extra="ignore", frozen=True)
-
-    schedule: str
-    command: str
+    schedule: Annotated[str, Field(min_length=1)]
+    """The time to run the command: UTC as YYYY-MM-DDTHH:MM:SSZ, or any RFC 3339 time with an
+    offset. A value that does not parse is reported in status.message and an
+    InvalidSchedule Event."""
+    command: Annotated[str, Field(min_length=1)]
+    """The command, run as ["/bin/sh", "-c", command]."""
 
     @field_validator("schedule")
     @classmethod
     def _check_schedule(cls, v: str) -> str:
         parse_schedule(v)
         return v
+
+
+class AtStatus(Model):
+    """What happened: the phase, and the pod that ran the command."""
+
+    phase: Literal["PENDING", "RUNNING", "DONE"] | None = None
+    """PENDING until the schedule is due, RUNNING while the pod runs, DONE for good."""
+    message: str | None = None
+    """What the controller is waiting for, or what went wrong."""
+    pod_name: str | None = None
+    """The pod that runs the command."""
+    started_at: datetime | None = None
+    """When the At became RUNNING."""
+    finished_at: datetime | None = None
+    """When the At became DONE."""
+    result: Literal["Succeeded", "Failed"] | None = None
+    """The outcome of the command."""
+    observed_generation: Int64 | None = None
+    """The metadata.generation this status was computed from."""
+
+
+class At(
+    CustomResource,
+    group="cnat.programming-kubernetes.info",
+    version="v1alpha1",
+    printer_columns=(
+        PrinterColumn("Schedule", ".spec.schedule",
+                      description="When the command runs (UTC, or RFC 3339 with an offset)"),
+        PrinterColumn("Command", ".spec.command",
+                      description="The command, run by /bin/sh -c in a pod"),
+        PrinterColumn("Phase", ".status.phase", description="PENDING, RUNNING or DONE"),
+        PrinterColumn("Age", ".metadata.creationTimestamp", type="date"),
+    ),
+):
+    """At runs a command once, in a pod, at the scheduled time."""
+
+    spec: AtSpec | None = None
+    status: AtStatus | None = None
+
+
+AT = At.KIND
+
+RBAC_RULES: tuple[PolicyRule, ...] = (
+    PolicyRule((AT.group,), (AT.plural,), ("get", "list", "watch")),
+    PolicyRule((AT.group,), (f"{AT.plural}/status",), ("get", "update", "patch")),
+    PolicyRule(("",), ("pods",), ("get", "list", "watch", "create", "update")),
+    *EVENTS_RULES,
+)
 
 
 def _spec_error(exc: ValidationError) -> str:
@@ -328,4 +372,4 @@ def at_controller(mgr: Manager, *, workers: int = 2, image: str = "busybox") -> 
         recorder=mgr.recorder("at-controller"),
         image=image,
     )
-    return Controller("at", r, watches=[for_(AT), owns(POD)], workers=workers, rbac=RBAC_RULES)
+    return Controller("at", r, watches=[for_(At), owns(POD)], workers=workers, rbac=RBAC_RULES)

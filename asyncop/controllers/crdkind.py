@@ -23,9 +23,10 @@ renamed ones) are `controllers.common.children`, shared with foo.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+from typing import Annotated, Any, Literal
 
 import structlog
+from pydantic import Field
 
 from asyncop.api import RawObject, Request, controller_of, deep_copy, owner_reference
 from asyncop.api.kinds import DEPLOYMENT, SERVICE, Kind
@@ -42,7 +43,7 @@ from asyncop.controllers.common import (
     set_condition,
     write_status,
 )
-from asyncop.controllers.kinds import CRDKIND
+from asyncop.crd import Conditions, CustomResource, Int64, Model, PrinterColumn
 from asyncop.runtime.cache import Cache
 from asyncop.runtime.controller import Controller
 from asyncop.runtime.handlers import for_, watches
@@ -51,6 +52,60 @@ from asyncop.runtime.reconcile import Result
 from asyncop.runtime.recorder import EventRecorder
 
 log = structlog.get_logger("asyncop.controllers.crdkind")
+
+
+class CrdKindSpec(Model):
+    """Which server to run, and how many replicas."""
+
+    choice: Annotated[
+        Literal["mysql", "tomcat"] | None, Field(json_schema_extra={"pattern": "^(mysql|tomcat)$"})
+    ] = None
+    """mysql or tomcat."""
+    replicas: Annotated[int, Field(ge=1, le=10)] = 1
+    """Replicas of the Deployment."""
+
+
+class CrdKindStatus(Model):
+    """The Deployment and Service of the current choice."""
+
+    deployment: str | None = None
+    """The Deployment's name."""
+    service: str | None = None
+    """The NodePort Service's name."""
+    node_port: int | None = None
+    """The node port the Service got."""
+    ready_replicas: int | None = None
+    """The Deployment's ready replicas."""
+    message: str | None = None
+    """What is wrong, when something is."""
+    observed_generation: Int64 | None = None
+    """The metadata.generation this status was computed from."""
+    conditions: Conditions | None = None
+    """Ready, with the reason when it is not."""
+
+
+class CrdKind(
+    CustomResource,
+    group="iksoon.test.com",
+    version="v1",
+    plural="crdplural",
+    singular="crdsingular",
+    short_names=("crdshort", "iksoontest"),
+    printer_columns=(
+        PrinterColumn("DBorWAS", ".spec.choice", description="mysql or tomcat"),
+        PrinterColumn("replicas", ".spec.replicas", type="integer", priority=1,
+                      description="Number of replicas of the Deployment"),
+        PrinterColumn("Age", ".metadata.creationTimestamp", type="date"),
+    ),
+):
+    """CrdKind runs mysql or tomcat behind a NodePort Service."""
+
+    spec: CrdKindSpec | None = None
+    status: CrdKindStatus | None = None
+
+
+CRDKIND = CrdKind.KIND
+
 
 PORTS = {"mysql": 3306, "tomcat": 8080}
 DEFAULT_IMAGES = {"mysql": "mysql:8.4", "tomcat": "tomcat:10"}
@@ -235,7 +290,7 @@ def crdkind_controller(
     return Controller(
         "crdkind", r,
         watches=[
-            for_(CRDKIND),
+            for_(CrdKind),
             watches(DEPLOYMENT, children_to_crdkind),
             watches(SERVICE, children_to_crdkind),
         ],

@@ -20,9 +20,10 @@ The child steps (build, ensure and scale the owned Deployment, delete renamed on
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+from typing import Annotated, Any
 
 import structlog
+from pydantic import Field
 
 from asyncop.api import RawObject, Request, controller_of
 from asyncop.api.kinds import DEPLOYMENT
@@ -36,7 +37,7 @@ from asyncop.controllers.common import (
     owned_deployment,
     write_status,
 )
-from asyncop.controllers.kinds import FOO
+from asyncop.crd import CustomResource, Int64, Model, PrinterColumn
 from asyncop.runtime.cache import Cache
 from asyncop.runtime.controller import Controller
 from asyncop.runtime.handlers import Mapper, for_, watches
@@ -45,6 +46,48 @@ from asyncop.runtime.reconcile import Result
 from asyncop.runtime.recorder import EventRecorder
 
 log = structlog.get_logger("asyncop.controllers.foo")
+
+
+class FooSpec(Model):
+    """The Deployment a Foo asks for."""
+
+    deployment_name: str | None = None
+    """Name of the Deployment to manage. A missing name is reported in status.message and a
+    Warning Event."""
+    replicas: Annotated[int, Field(ge=1, le=10)] = 1
+    """How many nginx pods the Deployment runs."""
+
+
+class FooStatus(Model):
+    """What the Foo's Deployment reports."""
+
+    available_replicas: int | None = None
+    """The Deployment's available replicas."""
+    message: str | None = None
+    """Why the Foo is not synced, when it is not."""
+    observed_generation: Int64 | None = None
+    """The metadata.generation this status was computed from."""
+
+
+class Foo(
+    CustomResource,
+    group="samplecontroller.k8s.io",
+    version="v1alpha1",
+    printer_columns=(
+        PrinterColumn("Deployment", ".spec.deploymentName"),
+        PrinterColumn("Replicas", ".spec.replicas", type="integer"),
+        PrinterColumn("Available", ".status.availableReplicas", type="integer"),
+        PrinterColumn("Age", ".metadata.creationTimestamp", type="date"),
+    ),
+):
+    """Foo asks for an nginx Deployment named spec.deploymentName."""
+
+    spec: FooSpec | None = None
+    status: FooStatus | None = None
+
+
+FOO = Foo.KIND
+
 
 SUCCESS_SYNCED = "Synced"
 ERR_RESOURCE_EXISTS = "ErrResourceExists"
@@ -154,6 +197,6 @@ def foo_controller(mgr: Manager, *, workers: int = 2, image: str = "nginx:latest
         client=mgr.client, cache=mgr.cache, recorder=mgr.recorder("foo-controller"), image=image
     )
     return Controller(
-        "foo", r, watches=[for_(FOO), watches(DEPLOYMENT, deployment_to_foos(mgr.cache))],
+        "foo", r, watches=[for_(Foo), watches(DEPLOYMENT, deployment_to_foos(mgr.cache))],
         workers=workers, rbac=RBAC_RULES,
     )

@@ -21,9 +21,10 @@ Invariants:
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any, Literal
 
 import structlog
+from pydantic import Field
 
 from asyncop.api import (
     Forbidden,
@@ -39,7 +40,7 @@ from asyncop.client import Client
 from asyncop.clock import Clock
 from asyncop.controllers.common import EVENTS_RULES, PolicyRule, write_status
 from asyncop.controllers.common.expectations import Expectations
-from asyncop.controllers.kinds import JINGHZHU
+from asyncop.crd import CustomResource, Int64, Model, PrinterColumn
 from asyncop.runtime.cache import Cache
 from asyncop.runtime.controller import Controller
 from asyncop.runtime.handlers import for_, owns
@@ -48,6 +49,53 @@ from asyncop.runtime.reconcile import Result
 from asyncop.runtime.recorder import EventRecorder
 
 log = structlog.get_logger("asyncop.controllers.jinghzhu")
+
+
+class JinghzhuSpec(Model):
+    """How many worker pods to keep alive, and what they run."""
+
+    desired: Annotated[int, Field(ge=0)]
+    """The number of worker pods to keep alive."""
+    image: Annotated[str, Field(min_length=1)] | None = None
+    """Worker image (default busybox running sleep forever)."""
+
+
+class JinghzhuStatus(Model):
+    """The worker pods as the controller last saw them."""
+
+    current: int | None = None
+    """Live worker pods."""
+    pod_list: list[str] | None = None
+    """Names of the live worker pods."""
+    state: Literal["Pending", "Running", "Succeeded", "Failed"] | None = None
+    """Pending, Running, Succeeded or Failed, as in the seed."""
+    message: str | None = None
+    """What the controller is doing (Scaling Out, Scaling In, ...)."""
+    observed_generation: Int64 | None = None
+    """The metadata.generation this status was computed from."""
+
+
+class Jinghzhu(
+    CustomResource,
+    group="jinghzhu.com",
+    version="v1",
+    short_names=("jh",),
+    printer_columns=(
+        PrinterColumn("Desired", ".spec.desired", type="integer"),
+        PrinterColumn("Current", ".status.current", type="integer"),
+        PrinterColumn("State", ".status.state"),
+        PrinterColumn("Message", ".status.message", priority=1),
+        PrinterColumn("Age", ".metadata.creationTimestamp", type="date"),
+    ),
+):
+    """Jinghzhu keeps spec.desired worker pods running."""
+
+    spec: JinghzhuSpec | None = None
+    status: JinghzhuStatus | None = None
+
+
+JINGHZHU = Jinghzhu.KIND
+
 
 BURST = 100
 MSG_NEW = "Created but not processed yet"
@@ -197,5 +245,5 @@ def jinghzhu_controller(mgr: Manager, *, workers: int = 2, image: str = "busybox
     """The `jinghzhu` controller: Jinghzhus and their worker pods."""
     r = JinghzhuReconciler(client=mgr.client, cache=mgr.cache, clock=mgr.clock,
                            recorder=mgr.recorder("jinghzhu-controller"), image=image)
-    return Controller("jinghzhu", r, watches=[for_(JINGHZHU), owns(POD)], workers=workers,
+    return Controller("jinghzhu", r, watches=[for_(Jinghzhu), owns(POD)], workers=workers,
                       rbac=RBAC_RULES)

@@ -16,8 +16,10 @@ from __future__ import annotations
 
 import ipaddress
 from dataclasses import dataclass
+from typing import Annotated
 
 import structlog
+from pydantic import Field
 
 from asyncop.api import RawObject, Request
 from asyncop.client import Client
@@ -29,7 +31,7 @@ from asyncop.controllers.common import (
     set_condition,
     write_status,
 )
-from asyncop.controllers.kinds import NETWORK
+from asyncop.crd import Conditions, CustomResource, Int64, Model, PrinterColumn
 from asyncop.runtime.cache import Cache
 from asyncop.runtime.controller import Controller
 from asyncop.runtime.handlers import Predicate, for_, resource_version_changed
@@ -38,6 +40,46 @@ from asyncop.runtime.reconcile import Result
 from asyncop.runtime.recorder import EventRecorder
 
 log = structlog.get_logger("asyncop.controllers.network")
+
+
+class NetworkSpec(Model):
+    """An IPv4 or IPv6 network and its gateway."""
+
+    cidr: Annotated[str, Field(max_length=64)]
+    """The network, e.g. 192.168.0.0/16 or fd00::/64."""
+    gateway: Annotated[str, Field(max_length=64)]
+    """The gateway address: inside the CIDR, not its network or broadcast address."""
+
+
+class NetworkStatus(Model):
+    """The verdict on the spec, as a Ready condition."""
+
+    observed_generation: Int64 | None = None
+    """The metadata.generation this status was computed from."""
+    conditions: Conditions | None = None
+    """Ready: True with reason Valid, or False with the reason the spec is invalid."""
+
+
+class Network(
+    CustomResource,
+    group="samplecrd.k8s.io",
+    version="v1",
+    printer_columns=(
+        PrinterColumn("CIDR", ".spec.cidr"),
+        PrinterColumn("Gateway", ".spec.gateway"),
+        PrinterColumn("Ready", '.status.conditions[?(@.type=="Ready")].status'),
+        PrinterColumn("Reason", '.status.conditions[?(@.type=="Ready")].reason', priority=1),
+        PrinterColumn("Age", ".metadata.creationTimestamp", type="date"),
+    ),
+):
+    """Network describes an IPv4 or IPv6 network and its gateway."""
+
+    spec: NetworkSpec | None = None
+    status: NetworkStatus | None = None
+
+
+NETWORK = Network.KIND
+
 
 RBAC_RULES: tuple[PolicyRule, ...] = (
     PolicyRule((NETWORK.group,), (NETWORK.plural,), ("get", "list", "watch")),

@@ -13,6 +13,7 @@ from typing import Protocol
 
 from asyncop.controllers import at, crdkind, foo, jinghzhu, network, podlogger
 from asyncop.controllers.common.rbac import PolicyRule, merge_rules
+from asyncop.controllers.kinds import RESOURCES
 from asyncop.operator import Operator
 from asyncop.runtime.controller import Controller
 from asyncop.runtime.manager import Manager
@@ -31,7 +32,7 @@ CONTROLLERS: dict[str, Factory] = {
     "podlogger": podlogger.podlogger_controller,
 }
 
-OPERATOR = Operator(name="asyncop", controllers=CONTROLLERS)
+OPERATOR = Operator(name="asyncop", controllers=CONTROLLERS, resources=RESOURCES)
 """The bundled operator: what `asyncop run` runs without a TARGET."""
 
 RBAC_RULES: dict[str, tuple[PolicyRule, ...]] = {

@@ -5,10 +5,11 @@ resource classes whose CRDs the operator owns) and their RBAC rules. `inspect` b
 controller against a Manager that is never started (no task, no connection: the Client is
 lazy), so it works without a cluster and without an event loop.
 
-`rbac_document` is the operator's permissions in the layout the Helm charts read
-(`files/rbac-rules.yaml`): `manager` (Events, plus the operator's extra rules), `leaderElection`
-(the Lease) and `controllers` (name -> that controller's rules, reads of watched kinds
-included). Invariant: the document is deterministic (rules merged and sorted).
+`crds()` are the CRDs of its typed resources; `rbac_document` is the operator's
+permissions in the layout the Helm charts read (`files/rbac-rules.yaml`): `manager`
+(Events, plus the operator's extra rules), `leaderElection` (the Lease) and `controllers`
+(name -> that controller's rules, reads of watched kinds included). Invariant: the document
+is deterministic (rules merged and sorted).
 """
 
 from __future__ import annotations
@@ -16,8 +17,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from asyncop.api import KindSource
+from asyncop.api import KindSource, RawObject
 from asyncop.client import ClientConfig
+from asyncop.crd import CustomResource, crds
 from asyncop.operator.spec import Operator, watched_resources
 from asyncop.runtime import leader, recorder
 from asyncop.runtime.controller import Controller
@@ -40,6 +42,15 @@ class Inspection:
             if all(source is not s for s in out):
                 out.append(source)
         return out
+
+    @property
+    def resource_classes(self) -> list[type[CustomResource]]:
+        """The typed resources among `resources`: the ones that have CRDs."""
+        return [s for s in self.resources if isinstance(s, type) and issubclass(s, CustomResource)]
+
+    def crds(self) -> list[RawObject]:
+        """The CRDs the operator owns (every version of a resource in one CRD), by name."""
+        return crds(*self.resource_classes)
 
     def rbac_document(self) -> dict[str, Any]:
         """Permissions by part, for a chart's `files/rbac-rules.yaml`."""

@@ -27,6 +27,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from types import ModuleType
 
+from asyncop.crd import CRDError
 from asyncop.operator.spec import Operator, OperatorError
 
 _HINT = "define operator = Operator(...), a setup(mgr) function or CONTROLLERS = {name: factory}"
@@ -116,7 +117,10 @@ def _on_path(directory: Path) -> None:
 
 
 def _user_error(what: str, exc: BaseException) -> TargetError:
-    """The one line for an exception raised while importing the user's code."""
+    """The one line for an exception raised while importing the user's code (a resource
+    class declared wrongly is its own one line: it names the class and the fix)."""
+    if isinstance(exc, CRDError):
+        return TargetError(str(exc))
     frames = [f for f in traceback.extract_tb(exc.__traceback__)
               if not f.filename.startswith("<frozen") and f.filename != __file__]
     text = "Traceback (most recent call last):\n" + "".join(traceback.format_list(frames))

@@ -7,7 +7,6 @@ watchNamespaces is set; the pod passes the Pod Security "restricted" profile.
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +15,9 @@ import yaml
 
 helm_python = pytest.importorskip("helm_python")
 
-from asyncop.controllers.registry import CONTROLLERS, RBAC_RULES  # noqa: E402
+from asyncop.controllers.registry import CONTROLLERS, OPERATOR, RBAC_RULES  # noqa: E402
+from asyncop.operator.inspect import inspect  # noqa: E402
+from asyncop.project.generate import expected_files  # noqa: E402
 from asyncop.runtime import leader, recorder  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -75,13 +76,11 @@ def test_lint_rejects_values_outside_the_schema() -> None:
 def test_chart_crds_are_the_repo_crds_and_generated_files_are_current() -> None:
     repo = {p.name: p.read_bytes() for p in (ROOT / "crds").glob("*.yaml")}
     chart = {p.name: p.read_bytes() for p in (CHART / "crds").glob("*.yaml")}
-    assert repo and chart == repo, "run: python helm/asyncop/hack/generate.py"
-    spec = importlib.util.spec_from_file_location("chart_generate", CHART / "hack" / "generate.py")
-    assert spec is not None and spec.loader is not None
-    generate = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(generate)
-    for path, text in generate.expected_files().items():
-        assert path.read_text() == text, f"{path} is stale: run helm/asyncop/hack/generate.py"
+    assert repo and chart == repo, "run: asyncop generate"
+    found = inspect(OPERATOR)
+    files = expected_files(found, crds_dir=ROOT / "crds", chart_dir=CHART)
+    for path, text in files.items():
+        assert path.read_text() == text, f"{path} is stale: run asyncop generate"
 
 
 def test_default_render() -> None:
