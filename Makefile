@@ -30,6 +30,7 @@ generate: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python -m pip install -q -e '.[test,bench]'
 	$(BIN)/python bench/queue.py
+	$(BIN)/python bench/typed.py
 	$(BIN)/python bench/apiserver.py
 	$(BIN)/python bench/operator.py
 
