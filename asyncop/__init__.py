@@ -5,7 +5,8 @@ The names a newcomer needs, all importable from here (`from asyncop import Manag
 - the reconcile contract: `Request`, `Result`, `Reconciler`, `TerminalError`, `reconciler`;
 - what to watch: `for_`, `owns`, `watches` and the predicates `generation_changed`,
   `resource_version_changed`, `label_selector`, `annotation_changed`;
-- running it: `Controller`, `Manager`, `LeaderElectionConfig`;
+- running it: `Controller`, `Manager`, `LeaderElectionConfig`, and the RBAC a controller
+  declares, `PolicyRule`;
 - talking to the cluster: `Client`, `ClientConfig`, `load_config`, and the cache the
   controllers share: `Cache`, `Informer`, `Store`, `WorkQueue`, `EventRecorder`, `Metrics`;
 - data and time: `Kind`, `RawObject`, `Clock`, `RealClock`, and the `ApiError` tree.
@@ -55,6 +56,7 @@ if TYPE_CHECKING:
         LeaderElectionConfig,
         Manager,
         Metrics,
+        PolicyRule,
         Reconciler,
         Result,
         Store,
@@ -80,7 +82,7 @@ _LAZY: dict[str, str] = {
         name: "asyncop.runtime"
         for name in (
             "Cache", "Controller", "EventRecorder", "Informer", "LeaderElectionConfig",
-            "Manager", "Metrics", "Reconciler", "Result", "Store", "TerminalError",
+            "Manager", "Metrics", "PolicyRule", "Reconciler", "Result", "Store", "TerminalError",
             "WorkQueue", "annotation_changed", "for_", "generation_changed",
             "label_selector", "owns", "reconciler", "resource_version_changed", "watches",
         )
@@ -123,6 +125,7 @@ __all__ = [
     "MethodNotAllowed",
     "Metrics",
     "NotFound",
+    "PolicyRule",
     "RawObject",
     "RealClock",
     "Reconciler",

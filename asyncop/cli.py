@@ -1,4 +1,4 @@
-"""The `asyncop` command line: run, generate, crds, apiserver, version.
+"""The `asyncop` command line: run, init, create api, generate, crds, apiserver, version.
 
 This module parses and dispatches; the commands live in `asyncop.commands` (`run`:
 an operator — the bundled one or a user's TARGET — until Ctrl-C/SIGTERM; `generate`/`crds`:
@@ -23,6 +23,7 @@ from asyncop.client import ConfigError, TransportError
 from asyncop.commands.errors import UserError
 from asyncop.commands.generate import crds_command, generate_command
 from asyncop.commands.run import describe, run_command
+from asyncop.commands.scaffold import create_api_command, init_command
 from asyncop.commands.target import TargetFailed
 from asyncop.controllers.registry import CONTROLLERS
 
@@ -35,7 +36,8 @@ class _Parser(argparse.ArgumentParser):
 
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="asyncop", description="asyncio Kubernetes operators")
-    sub = parser.add_subparsers(dest="command", metavar="{run,generate,crds,apiserver,version}")
+    sub = parser.add_subparsers(
+        dest="command", metavar="{run,init,create,generate,crds,apiserver,version}")
     sub.required = True
     run = sub.add_parser("run", help="run an operator's controllers (default: the bundled ones)")
     run.add_argument("target", nargs="?", default=None, metavar="TARGET",
@@ -64,6 +66,21 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--log-level", default="info")
     run.add_argument("--install-crds", action="store_true",
                      help="install (server-side apply) the operator's CRDs before starting")
+    init = sub.add_parser("init", help="scaffold a new operator project")
+    init.add_argument("--name", required=True, help="project name, e.g. memcached-operator")
+    init.add_argument("--domain", required=True, help="API group domain, e.g. example.com")
+    init.add_argument("--dir", default=".", help="where to write it (default: here)")
+    init.add_argument("--package", default=None, help="Python package (default: from --name)")
+    create = sub.add_parser("create", help="add to an operator project")
+    create_sub = create.add_subparsers(dest="what", metavar="{api}")
+    create_sub.required = True
+    capi = create_sub.add_parser("api", help="a typed resource, its controller, test, sample")
+    capi.add_argument("--group", required=True, help="group (the domain is appended)")
+    capi.add_argument("--version", required=True, help="e.g. v1alpha1")
+    capi.add_argument("--kind", required=True, help="UpperCamelCase, e.g. Memcached")
+    capi.add_argument("--plural", default=None, help="default: the kind pluralised")
+    capi.add_argument("--cluster", action="store_true", help="cluster-scoped (default: "
+                      "namespaced)")
     api = sub.add_parser("apiserver", help="run the embedded API server on its own")
     api.add_argument("--port", type=int, default=0)
     api.add_argument("--host", default="127.0.0.1")
@@ -111,6 +128,10 @@ async def amain(argv: Sequence[str]) -> int:
             return crds_command(args)
         if args.command == "generate":
             return generate_command(args)
+        if args.command == "init":
+            return init_command(args)
+        if args.command == "create":
+            return create_api_command(args)
         if args.command == "apiserver":
             raise UserError("`asyncop apiserver` runs its own event loop; call main() instead")
         return await run_command(args)

@@ -54,7 +54,7 @@ def generate_command(args: argparse.Namespace) -> int:
             print(f"not generated: {_rel(path)}", file=sys.stderr)
         if not result.clean:
             raise UserError("generated files are out of date; run `asyncop generate`")
-        print(f"generated files are up to date ({len(files)} files)")
+        print(f"generated files are up to date ({_files(len(files))})")
         return 0
     sync(files, result)
     for path in result.stale:
@@ -62,7 +62,7 @@ def generate_command(args: argparse.Namespace) -> int:
     for path in result.extra:
         print(f"removed {_rel(path)}")
     if result.clean:
-        print(f"generated files are up to date ({len(files)} files)")
+        print(f"generated files are up to date ({_files(len(files))})")
     return 0
 
 
@@ -74,6 +74,10 @@ def crds_command(args: argparse.Namespace) -> int:
         raise UserError(str(exc)) from None
     sys.stdout.write("---\n".join(texts.values()))
     return 0
+
+
+def _files(n: int) -> str:
+    return f"{n} file" if n == 1 else f"{n} files"
 
 
 def _rel(path: Path) -> str:

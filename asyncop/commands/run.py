@@ -66,6 +66,8 @@ def _validate(args: argparse.Namespace) -> None:
 
 async def run_command(args: argparse.Namespace) -> int:
     op = resolve_operator(args.target)
+    if op.empty:
+        raise UserError(f"{op.name} has no controllers yet; add one with `asyncop create api`")
     names = None if args.controllers is None else _split([args.controllers])
     try:
         names = op.select(names)

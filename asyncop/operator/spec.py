@@ -10,7 +10,8 @@ Two ways to declare the controllers, like controller-runtime's builders and kopf
 resource classes its controllers watch (`for_(Memcached)`) are found without listing them.
 `rbac` adds rules beyond what the controllers declare (e.g. for a webhook or a startup step).
 
-Invariants: exactly one of `controllers`/`setup` is given; `install` adds every controller
+Invariants: `controllers` and `setup` are never both given (neither: an operator with no
+controllers yet, as `asyncop init` makes one); `install` adds every controller
 it builds to the Manager exactly once and returns them in order; `--workers` overrides each
 built controller's worker count.
 """
@@ -46,10 +47,10 @@ class Operator:
     rbac: Sequence[PolicyRule] = ()
 
     def __post_init__(self) -> None:
-        if bool(self.controllers) == (self.setup is not None):
+        if self.controllers and self.setup is not None:
             raise OperatorError(
                 f"operator {self.name!r}: give either controllers={{name: factory}} or "
-                "setup=function, not both and not neither"
+                "setup=function, not both"
             )
 
     @property
@@ -80,13 +81,18 @@ class Operator:
             raise OperatorError(f"--controllers is empty; choose from: {', '.join(self.names)}")
         return list(names)
 
+    @property
+    def empty(self) -> bool:
+        """No controllers declared yet (a freshly scaffolded project)."""
+        return not self.controllers and self.setup is None
+
     def install(
         self, mgr: Manager, *, names: Sequence[str] | None = None, workers: int | None = None
     ) -> list[Controller]:
         """Build the controllers (all, or `names`), add them to `mgr`, and return them."""
         chosen = self.select(names)
         if self.setup is None:
-            built = [self.controllers[n](mgr) for n in chosen]
+            built = [self.controllers[n](mgr) for n in chosen]  # none for an empty operator
             for c in built:
                 mgr.add(c)
         else:

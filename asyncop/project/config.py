@@ -5,6 +5,7 @@
 operator = "memcached_operator.operator"   # TARGET for run / generate / crds
 crds = "config/crd"                         # generated CRD YAMLs, one per CRD
 chart = "charts/memcached-operator"        # its crds/ and files/rbac-rules.yaml are generated
+domain = "example.com"                      # create api --group cache: cache.example.com
 ```
 
 `find(start)` walks up from `start` (default: the current directory) to the first
@@ -19,6 +20,8 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
+KEYS = ("operator", "crds", "chart", "domain")
+
 
 class ProjectError(ValueError):
     """`[tool.asyncop]` is malformed; the message is one line naming the file and key."""
@@ -30,6 +33,7 @@ class ProjectConfig:
     operator: str | None = None
     crds: Path | None = None
     chart: Path | None = None
+    domain: str | None = None
 
     @classmethod
     def find(cls, start: Path | None = None) -> ProjectConfig | None:
@@ -53,13 +57,13 @@ class ProjectConfig:
             return None
         if not isinstance(table, dict):
             raise ProjectError(f"{pyproject}: [tool.asyncop] must be a table")
-        unknown = sorted(set(table) - {"operator", "crds", "chart"})
+        unknown = sorted(set(table) - set(KEYS))
         if unknown:
             raise ProjectError(
                 f"{pyproject}: [tool.asyncop] has an unknown key {unknown[0]!r} "
-                "(known: operator, crds, chart)"
+                f"(known: {', '.join(KEYS)})"
             )
-        for key in ("operator", "crds", "chart"):
+        for key in KEYS:
             if key in table and (not isinstance(table[key], str) or not table[key]):
                 raise ProjectError(f"{pyproject}: [tool.asyncop] {key} must be a non-empty string")
         root = pyproject.parent
@@ -68,4 +72,5 @@ class ProjectConfig:
             operator=table.get("operator"),
             crds=root / table["crds"] if "crds" in table else None,
             chart=root / table["chart"] if "chart" in table else None,
+            domain=table.get("domain"),
         )

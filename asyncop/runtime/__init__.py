@@ -55,6 +55,7 @@ from asyncop.runtime.ratelimit import (
     RateLimiter,
     default_controller_rate_limiter,
 )
+from asyncop.runtime.rbac import PolicyRule
 from asyncop.runtime.reconcile import Reconciler, Result, TerminalError, reconciler
 from asyncop.runtime.recorder import EventRecorder
 from asyncop.runtime.store import Store
@@ -89,6 +90,7 @@ __all__ = [
     "Metrics",
     "NotFound",
     "NotWatched",
+    "PolicyRule",
     "Predicate",
     "RateLimiter",
     "RawObject",

@@ -107,6 +107,9 @@ def _lines(err: str) -> list[str]:
     ("files", "argv", "expected"),
     [
         ({}, ["run", "missing.py"], "asyncop: error: missing.py: no such file"),
+        ({"new.py": "from asyncop.operator import Operator\nop = Operator(name='new')\n"},
+         ["run", "new.py"], "asyncop: error: new has no controllers yet; add one with "
+         "`asyncop create api`"),
         ({"quiet.py": "X = 1\n"}, ["run", "quiet.py"],
          "asyncop: error: quiet has no controllers: define operator = Operator(...), a "
          "setup(mgr) function or CONTROLLERS = {name: factory}"),

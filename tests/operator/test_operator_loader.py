@@ -188,8 +188,8 @@ def test_a_syntax_error_names_file_and_line(tmp_path: Path) -> None:
         load_operator(str(target))
 
 
-def test_an_operator_needs_exactly_one_way_to_build_controllers() -> None:
-    with pytest.raises(OperatorError, match="either controllers"):
-        Operator(name="x")
+def test_an_operator_builds_controllers_one_way_and_may_have_none_yet() -> None:
+    empty = Operator(name="x")
+    assert empty.empty and empty.names == [] and empty.install(mgr()) == []
     with pytest.raises(OperatorError, match="either controllers"):
         Operator(name="x", controllers={"a": print}, setup=print)  # type: ignore[dict-item]

@@ -1,10 +1,10 @@
 {{/* Chart name, truncated to the 63 characters a label value allows. */}}
-{{- define "asyncop.name" -}}
+{{- define "operator.name" -}}
 {{- default .Chart.Name .Values.nameOverride | trunc 63 | trimSuffix "-" -}}
 {{- end -}}
 
 {{/* Full name: release-name prefixed unless it already contains the chart name. */}}
-{{- define "asyncop.fullname" -}}
+{{- define "operator.fullname" -}}
 {{- if .Values.fullnameOverride -}}
 {{- .Values.fullnameOverride | trunc 63 | trimSuffix "-" -}}
 {{- else -}}
@@ -17,42 +17,44 @@
 {{- end -}}
 {{- end -}}
 
-{{- define "asyncop.selectorLabels" -}}
-app.kubernetes.io/name: {{ include "asyncop.name" . }}
+{{- define "operator.selectorLabels" -}}
+app.kubernetes.io/name: {{ include "operator.name" . }}
 app.kubernetes.io/instance: {{ .Release.Name }}
 {{- end -}}
 
-{{- define "asyncop.labels" -}}
+{{- define "operator.labels" -}}
 helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" }}
-{{ include "asyncop.selectorLabels" . }}
+{{ include "operator.selectorLabels" . }}
 app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
 app.kubernetes.io/managed-by: {{ .Release.Service }}
 app.kubernetes.io/component: operator
 {{- end -}}
 
-{{- define "asyncop.serviceAccountName" -}}
+{{- define "operator.serviceAccountName" -}}
 {{- if .Values.serviceAccount.create -}}
-{{- default (include "asyncop.fullname" .) .Values.serviceAccount.name -}}
+{{- default (include "operator.fullname" .) .Values.serviceAccount.name -}}
 {{- else -}}
 {{- default "default" .Values.serviceAccount.name -}}
 {{- end -}}
 {{- end -}}
 
-{{- define "asyncop.leaseNamespace" -}}
+{{- define "operator.leaseNamespace" -}}
 {{- default .Release.Namespace .Values.leaderElection.namespace -}}
 {{- end -}}
 
 {{/*
 The namespaced RBAC rules of the enabled controllers plus the manager's own (events), read
-from files/rbac-rules.yaml, which hack/generate.py writes from the code's registry.
+from files/rbac-rules.yaml, which `asyncop generate` writes from the code (an empty
+`controllers` value means every controller in that file).
 */}}
-{{- define "asyncop.controllerRules" -}}
+{{- define "operator.controllerRules" -}}
 {{- $all := .Files.Get "files/rbac-rules.yaml" | fromYaml -}}
 {{- $rules := list -}}
 {{- range $all.manager -}}
 {{- $rules = append $rules . -}}
 {{- end -}}
-{{- range .Values.controllers -}}
+{{- $names := .Values.controllers | default (keys $all.controllers | sortAlpha) -}}
+{{- range $names -}}
 {{- $c := index $all.controllers . | default list -}}
 {{- range $c -}}
 {{- $rules = append $rules . -}}
@@ -61,7 +63,7 @@ from files/rbac-rules.yaml, which hack/generate.py writes from the code's regist
 {{- toYaml $rules -}}
 {{- end -}}
 
-{{- define "asyncop.leaseRules" -}}
+{{- define "operator.leaseRules" -}}
 {{- $all := .Files.Get "files/rbac-rules.yaml" | fromYaml -}}
 {{- toYaml $all.leaderElection -}}
 {{- end -}}

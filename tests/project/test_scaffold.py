@@ -1,0 +1,142 @@
+"""asyncop init / create api in-process: the files, idempotency, one-line errors."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import yaml
+
+from asyncop.cli import main
+
+ROOT = Path(__file__).resolve().parents[2]
+TEMPLATES = ROOT / "asyncop" / "project" / "templates"
+
+
+@pytest.fixture
+def workdir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    path, modules = list(sys.path), set(sys.modules)
+    monkeypatch.chdir(tmp_path)
+    yield tmp_path
+    sys.path[:] = path
+    for name in set(sys.modules) - modules:
+        del sys.modules[name]
+
+
+def out_lines(capsys: pytest.CaptureFixture[str]) -> list[str]:
+    return [ln for ln in capsys.readouterr().out.splitlines() if ln.strip()]
+
+
+def test_init_then_create_api_then_again(workdir: Path,
+                                         capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["init", "--name", "memcached-operator", "--domain", "example.com"]) == 0
+    lines = out_lines(capsys)
+    assert "wrote memcached_operator/operator.py" in lines
+    assert "wrote charts/memcached-operator/templates/deployment.yaml" in lines
+    assert "generated charts/memcached-operator/files/rbac-rules.yaml" in lines
+    pyproject = (workdir / "pyproject.toml").read_text()
+    assert 'operator = "memcached_operator.operator"' in pyproject
+    assert 'domain = "example.com"' in pyproject
+
+    assert main(["create", "api", "--group", "cache", "--version", "v1alpha1",
+                 "--kind", "Memcached"]) == 0
+    lines = out_lines(capsys)
+    assert lines[:6] == [
+        "wrote memcached_operator/api/v1alpha1/__init__.py",
+        "wrote memcached_operator/api/v1alpha1/memcached.py",
+        "wrote memcached_operator/controllers/memcached.py",
+        "wrote tests/test_memcached.py",
+        "wrote config/samples/cache_v1alpha1_memcached.yaml",
+        "updated memcached_operator/operator.py",
+    ]
+    crd = yaml.safe_load((workdir / "config/crd/memcacheds.cache.example.com.yaml").read_text())
+    assert crd["spec"]["group"] == "cache.example.com"
+    assert crd["spec"]["versions"][0]["name"] == "v1alpha1"
+    rules = yaml.safe_load(
+        (workdir / "charts/memcached-operator/files/rbac-rules.yaml").read_text())
+    assert {"apiGroups": ["cache.example.com"], "resources": ["memcacheds/status"],
+            "verbs": ["patch", "update"]} in rules["controllers"]["memcached"]
+    operator_py = (workdir / "memcached_operator/operator.py").read_text()
+
+    # idempotent: a second run changes nothing and says so
+    assert main(["create", "api", "--group", "cache", "--version", "v1alpha1",
+                 "--kind", "Memcached"]) == 0
+    assert all(ln.startswith("unchanged ") for ln in out_lines(capsys))
+    assert (workdir / "memcached_operator/operator.py").read_text() == operator_py
+
+    # an edited file is kept; a second kind is added beside the first
+    controller = workdir / "memcached_operator/controllers/memcached.py"
+    controller.write_text(controller.read_text() + "\n# edited\n")
+    assert main(["create", "api", "--group", "cache", "--version", "v1alpha1",
+                 "--kind", "Memcached"]) == 0
+    assert ("kept memcached_operator/controllers/memcached.py (edited: left as it is)"
+            in out_lines(capsys))
+    assert main(["create", "api", "--group", "ops", "--version", "v1", "--kind", "Policy",
+                 "--cluster"]) == 0
+    capsys.readouterr()
+    text = (workdir / "memcached_operator/operator.py").read_text()
+    assert text.index("from memcached_operator.api.v1.policy import Policy") < text.index(
+        "from memcached_operator.api.v1alpha1.memcached import Memcached")
+    assert '"memcached": memcached_controller,' in text and '"policy": policy_controller,' in text
+    policy = yaml.safe_load((workdir / "config/crd/policies.ops.example.com.yaml").read_text())
+    assert policy["spec"]["scope"] == "Cluster"
+
+
+def test_init_refuses_to_overwrite_and_rerunning_is_harmless(
+    workdir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (workdir / "Makefile").write_text("all:\n\techo mine\n")
+    assert main(["init", "--name", "x-op", "--domain", "example.com"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == ["asyncop: error: refusing to overwrite Makefile; asyncop init writes a new "
+                   "project: use an empty directory"]
+    assert not (workdir / "pyproject.toml").exists()  # nothing written
+    (workdir / "Makefile").unlink()
+    assert main(["init", "--name", "x-op", "--domain", "example.com"]) == 0
+    capsys.readouterr()
+    assert main(["init", "--name", "x-op", "--domain", "example.com"]) == 0
+    assert all(not ln.startswith("wrote") for ln in out_lines(capsys))
+
+
+@pytest.mark.parametrize(("argv", "message"), [
+    (["init", "--name", "Bad_Name", "--domain", "example.com"],
+     "--name 'Bad_Name' must be lower-case letters, digits and dashes, starting with a letter "
+     "(e.g. memcached-operator)"),
+    (["init", "--name", "ok", "--domain", "localhost"],
+     "--domain 'localhost' must be a DNS domain with a dot (e.g. example.com)"),
+    (["create", "api", "--group", "cache", "--version", "v1", "--kind", "Memcached"],
+     "no operator project here: run `asyncop init` first (pyproject.toml with "
+     "[tool.asyncop] operator = ...)"),
+])
+def test_bad_requests_are_one_line(workdir: Path, capsys: pytest.CaptureFixture[str],
+                                   argv: list[str], message: str) -> None:
+    assert main(argv) == 2
+    assert capsys.readouterr().err.strip().splitlines() == [f"asyncop: error: {message}"]
+
+
+@pytest.mark.parametrize(("flags", "message"), [
+    (["--kind", "memcached"], "--kind 'memcached' must be UpperCamelCase (e.g. Memcached)"),
+    (["--kind", "Memcached", "--version", "V1"],
+     "--version 'V1' must be a DNS-1035 label such as v1alpha1"),
+    (["--kind", "Memcached", "--group", "Cache"],
+     "--group 'Cache' gives the API group 'Cache.example.com', which must be a DNS domain with "
+     "a dot (set domain under [tool.asyncop], or give the full group)"),
+])
+def test_bad_kinds_are_one_line(workdir: Path, capsys: pytest.CaptureFixture[str],
+                                flags: list[str], message: str) -> None:
+    assert main(["init", "--name", "x-op", "--domain", "example.com"]) == 0
+    capsys.readouterr()
+    argv = ["create", "api", "--group", "cache", "--version", "v1alpha1", *flags]
+    assert main(argv) == 2
+    assert capsys.readouterr().err.strip().splitlines() == [f"asyncop: error: {message}"]
+
+
+def test_the_bundled_chart_uses_the_scaffolds_generic_templates() -> None:
+    """helm/asyncop is the chart `asyncop init` would write for the bundled operator: its
+    templates are the very same files (values, schema and Chart.yaml differ)."""
+    bundled = {p.name: p.read_text() for p in (ROOT / "helm/asyncop/templates").iterdir()}
+    scaffold = {p.name.removesuffix(".tmpl"): p.read_text()
+                for p in (TEMPLATES / "chart/templates").iterdir()}
+    assert bundled == scaffold
