@@ -6,11 +6,14 @@ structural OpenAPI v3 schema and a complete apiextensions.k8s.io/v1 CRD (`crds(.
 several versions of one kind in one CRD), and typed access in reconcilers (`parse`,
 `from_cache`, `write_status`) that leaves the raw-dict hot path alone.
 
-Modules: `model` (Model, ObjectMeta), `markers` (what pydantic cannot say: IntOrString,
-PreserveUnknownFields, EmbeddedResource, ListMap/ListSet/ListAtomic, MapType, Rule, Format,
-Nullable, Int32, Int64), `resource` (CustomResource, PrinterColumn, Scale), `schema`
-(pydantic JSON schema -> structural OpenAPI), `structural` (kube's structural rules),
-`manifest` (CRD assembly and YAML), `conditions` (metav1.Condition), `names`, `errors`.
+Modules, in reading order: `resource` (CustomResource and typed access), `info` (the class
+keywords, checked: ResourceInfo, PrinterColumn, Scale), `model` (Model, ObjectMeta),
+`markers` (what pydantic cannot say: IntOrString, PreserveUnknownFields, EmbeddedResource,
+ListMap/ListSet/ListAtomic, MapType, Rule, Format, Nullable, Int32, Int64), `manifest` (CRD
+assembly), `schema` (pydantic JSON schema -> structural OpenAPI; the mapping rules are in its
+docstring), `pydantic_schema` (defaults and untyped fields), `structural` (kube's structural
+rules), `values` (nulls the schema does not allow), `yamltext` (crd_yaml), `conditions`
+(metav1.Condition), `names`, `typenames`, `errors`.
 
 Invariant: this package imports only `asyncop.api` (and pydantic/yaml); a mistake in a model
 is a `CRDError` of one line naming the class and the field.
@@ -18,7 +21,8 @@ is a `CRDError` of one line naming the class and the field.
 
 from asyncop.crd.conditions import Condition, Conditions
 from asyncop.crd.errors import CRDError, describe_error
-from asyncop.crd.manifest import crd_yaml, crds, resource_schema
+from asyncop.crd.info import PrinterColumn, ResourceInfo, Scale
+from asyncop.crd.manifest import crds, resource_schema
 from asyncop.crd.markers import (
     EmbeddedResource,
     Format,
@@ -34,7 +38,8 @@ from asyncop.crd.markers import (
     Rule,
 )
 from asyncop.crd.model import Model, ObjectMeta, OwnerReference
-from asyncop.crd.resource import CustomResource, PrinterColumn, ResourceInfo, Scale
+from asyncop.crd.resource import CustomResource
+from asyncop.crd.yamltext import crd_yaml
 
 __all__ = [
     "CRDError",

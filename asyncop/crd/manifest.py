@@ -1,42 +1,51 @@
-"""CRD assembly: the openAPIV3Schema of a resource class, its version entry, whole CRDs, YAML.
+"""CRD assembly: the openAPIV3Schema of a resource class, its version entry, whole CRDs.
 
-- `resource_schema(cls)`: the root schema — `apiVersion`, `kind`, `metadata` (an object, as
-  kube requires) and the class's own fields (spec, status, ...); the class docstring is the
-  description; `status` never gets a default. Printer columns, scale paths and selectable
-  fields are checked against it (each must name a declared field of a fitting type).
+- `resource_schema(cls)`: the root schema — `apiVersion` and `kind` (strings, with kube's own
+  descriptions), `metadata` (`type: object`: kube implies the rest) and the class's own
+  fields (spec, status, ...); the class docstring is the description; `status` never gets
+  a default. Printer columns, scale paths and selectable fields are checked against it
+  (each must name a declared field of a fitting type).
 - `crds(*classes)`: one CRD per (group, plural) with every version, in Kubernetes' version
-  order (GA, beta, alpha; higher first); exactly one storage version (the only one, or the
-  one declared `storage=True`); versions must agree on kind, scope and names.
-- `crd_yaml(crd, header=)`: the canonical YAML text (block style, keys in dict order, lists
-  indented under their key, long lines wrapped by the emitter at 100 columns).
+  order (v1 > v1beta2 > v1beta1 > v1alpha1 ...); exactly one storage version (the only one,
+  or the one declared `storage=True`); versions must agree on kind, scope and names; CRDs
+  sorted by name. `single_crd(cls)` (`cls.crd()`): the CRD with just that version, stored.
 
 Invariants: output depends only on the classes (no clock, no environment), key order is
-fixed, and every CRD passes `check_structural`, so it is byte-stable and accepted by kube.
+fixed, and every schema passes `check_root`/`check_structural`, so it is byte-stable and
+accepted by kube-apiserver.
 """
 
 from __future__ import annotations
 
 import typing
-from typing import Any
-
-import yaml
+from typing import TYPE_CHECKING, Any
 
 from asyncop.api import RawObject
 from asyncop.crd import names
 from asyncop.crd.errors import CRDError
-from asyncop.crd.resource import CustomResource, ResourceInfo
-from asyncop.crd.schema import Schema, object_schema, prose
-from asyncop.crd.structural import check_structural, node_at
+from asyncop.crd.info import ResourceInfo
+from asyncop.crd.schema import ORDER, Schema, object_schema, prose
+from asyncop.crd.structural import check_root, node_at
 
-API_VERSION = {"type": "string", "description": (
-    "APIVersion defines the versioned schema of this representation of an object.")}
-KIND = {"type": "string", "description": (
-    "Kind is a string value representing the REST resource this object represents.")}
-_METADATA_PATHS = ("name", "namespace", "uid", "generation", "resourceVersion",
-                   "creationTimestamp", "deletionTimestamp", "labels", "annotations",
-                   "generateName", "finalizers", "ownerReferences")
+if TYPE_CHECKING:
+    from asyncop.crd.resource import CustomResource
+
+_CONVENTIONS = ("https://git.k8s.io/community/contributors/devel/sig-architecture/"
+                "api-conventions.md")
+API_VERSION: Schema = {"type": "string", "description": (
+    "APIVersion defines the versioned schema of this representation of an object. Servers "
+    "should convert recognized schemas to the latest internal value, and may reject "
+    f"unrecognized values. More info: {_CONVENTIONS}#resources")}
+KIND: Schema = {"type": "string", "description": (
+    "Kind is a string value representing the REST resource this object represents. Servers "
+    "may infer this from the endpoint the client submits requests to. Cannot be updated. In "
+    f"CamelCase. More info: {_CONVENTIONS}#types-kinds")}
+_TYPE_META = ("apiVersion", "kind", "metadata")
+_METADATA_FIELDS = ("name", "namespace", "uid", "generation", "resourceVersion",
+                    "creationTimestamp", "deletionTimestamp", "labels", "annotations",
+                    "generateName", "finalizers", "ownerReferences")
 _COLUMN_TYPES = {"integer": ("integer",), "number": ("number", "integer"),
-                 "boolean": ("boolean",)}
+                 "boolean": ("boolean",), "date": ("string",)}
 
 
 def resource_schema(cls: type[CustomResource]) -> Schema:
@@ -48,18 +57,20 @@ def resource_schema(cls: type[CustomResource]) -> Schema:
         root["description"] = prose(cls.__doc__)
     props: Schema = {"apiVersion": API_VERSION, "kind": KIND, "metadata": {"type": "object"}}
     for name, prop in (body.get("properties") or {}).items():
-        if name == "metadata":
+        if name in _TYPE_META:
             continue
         if name == "status":
             prop = {k: v for k, v in prop.items() if k != "default"}
         props[name] = prop
-    required = [r for r in body.get("required") or [] if r != "metadata"]
+    required = [r for r in body.get("required") or [] if r not in _TYPE_META]
     if required:
         root["required"] = required
     root["properties"] = props
-    if body.get("x-kubernetes-validations"):
-        root["x-kubernetes-validations"] = body["x-kubernetes-validations"]
-    check_structural(cls.__name__, root)
+    for key in ("x-kubernetes-preserve-unknown-fields", "x-kubernetes-validations"):
+        if key in body:
+            root[key] = body[key]
+    root = {key: root[key] for key in ORDER if key in root}
+    check_root(cls.__name__, root)
     _check_paths(cls.__name__, info, root)
     return root
 
@@ -68,7 +79,7 @@ def _check_paths(owner: str, info: ResourceInfo, root: Schema) -> None:
     def field(path: str, what: str) -> Schema:
         if path.startswith(".metadata."):
             head = path.removeprefix(".metadata.").split(".")[0].split("[")[0]
-            if head in _METADATA_PATHS:
+            if head in _METADATA_FIELDS:
                 return {}
         node = node_at(root, path)
         if node is None:
@@ -84,14 +95,13 @@ def _check_paths(owner: str, info: ResourceInfo, root: Schema) -> None:
     if info.scale is not None:
         for path, what in ((info.scale.spec_replicas_path, "scale specReplicasPath"),
                            (info.scale.status_replicas_path, "scale statusReplicasPath")):
-            if not path.startswith((".spec.", ".status.")):
-                raise CRDError(f"{owner}: {what}: {path} must be under .spec or .status")
             if field(path, what).get("type") != "integer":
                 raise CRDError(f"{owner}: {what}: {path} must be an integer field")
         if info.scale.label_selector_path:
-            node = field(info.scale.label_selector_path, "scale labelSelectorPath")
-            if node.get("type") not in (None, "string"):
-                raise CRDError(f"{owner}: scale labelSelectorPath: must be a string field")
+            path = info.scale.label_selector_path
+            if field(path, "scale labelSelectorPath").get("type") != "string":
+                raise CRDError(f"{owner}: scale labelSelectorPath: {path} must be a string "
+                               "field")
     for path in info.selectable_fields:
         node = field(path, "selectable field")
         if node.get("type") not in ("string", "integer", "boolean"):
@@ -100,6 +110,7 @@ def _check_paths(owner: str, info: ResourceInfo, root: Schema) -> None:
 
 
 def version_entry(cls: type[CustomResource], *, storage: bool) -> Schema:
+    """The `spec.versions[]` entry of one resource class."""
     info = cls.info()
     entry: Schema = {"name": info.version, "served": info.served, "storage": storage}
     if info.deprecated:
@@ -117,7 +128,7 @@ def version_entry(cls: type[CustomResource], *, storage: bool) -> Schema:
         entry["additionalPrinterColumns"] = [c.to_dict() for c in info.printer_columns]
     if info.selectable_fields:
         entry["selectableFields"] = [{"jsonPath": p} for p in info.selectable_fields]
-    entry["schema"] = {"openAPIV3Schema": resource_schema(cls)}
+    entry["schema"] = {"openAPIV3Schema": cls.schema()}
     return entry
 
 
@@ -125,30 +136,33 @@ def crds(*classes: type[CustomResource]) -> list[RawObject]:
     """One CRD per (group, plural) with all its versions; sorted by CRD name."""
     groups: dict[str, list[type[CustomResource]]] = {}
     for cls in classes:
-        info = cls.info()
-        members = groups.setdefault(info.crd_name, [])
+        members = groups.setdefault(cls.info().crd_name, [])
         if cls not in members:
             members.append(cls)
     return [_crd(name, members) for name, members in sorted(groups.items())]
 
 
+def single_crd(cls: type[CustomResource]) -> RawObject:
+    """The CRD of `cls` alone; its version is the storage version."""
+    return _assemble(cls.info().crd_name, [cls], storage=cls)
+
+
 def _crd(name: str, members: list[type[CustomResource]]) -> RawObject:
     members = sorted(members, key=lambda c: names.version_priority(c.info().version))
-    first = members[0].info()
+    first = members[0]
     seen: dict[str, str] = {}
     for cls in members:
         info = cls.info()
-        same = (info.kind, info.scope, info.singular, info.short_names, info.categories)
-        if same != (first.kind, first.scope, first.singular, first.short_names,
-                    first.categories):
-            raise CRDError(f"{cls.__name__}: versions of {name} disagree on kind, scope or "
-                           f"names ({members[0].__name__} declares them differently)")
+        differs = [label for label, a, b in _same(first.info(), info) if a != b]
+        if differs:
+            raise CRDError(f"{cls.__name__}: versions of {name} disagree on {differs[0]} "
+                           f"({first.__name__} declares it differently)")
         if info.version in seen:
             raise CRDError(f"{cls.__name__}: version {info.version} of {name} is declared "
                            f"twice (also by {seen[info.version]})")
         seen[info.version] = cls.__name__
     declared = [c for c in members if c.info().storage]
-    if len(members) == 1:
+    if len(members) == 1 and members[0].info().storage is not False:
         storage = members[0]
     elif len(declared) == 1:
         storage = declared[0]
@@ -156,8 +170,20 @@ def _crd(name: str, members: list[type[CustomResource]]) -> RawObject:
         listed = ", ".join(c.__name__ for c in members)
         raise CRDError(f"{name}: {len(declared)} storage versions among {listed}; declare "
                        "exactly one with storage=True")
-    if not storage.info().served:
-        raise CRDError(f"{storage.__name__}: the storage version must be served")
+    if not any(c.info().served for c in members):
+        raise CRDError(f"{name}: no served version; declare one with served=True")
+    return _assemble(name, members, storage=storage)
+
+
+def _same(a: ResourceInfo, b: ResourceInfo) -> list[tuple[str, Any, Any]]:
+    return [("kind", a.kind, b.kind), ("scope", a.scope, b.scope),
+            ("singular", a.singular, b.singular), ("short_names", a.short_names, b.short_names),
+            ("categories", a.categories, b.categories)]
+
+
+def _assemble(name: str, members: list[type[CustomResource]], *,
+              storage: type[CustomResource]) -> RawObject:
+    first = members[0].info()
     spec_names: Schema = {"plural": first.plural, "singular": first.singular,
                           "kind": first.kind, "listKind": f"{first.kind}List"}
     if first.short_names:
@@ -176,27 +202,3 @@ def _crd(name: str, members: list[type[CustomResource]]) -> RawObject:
         },
     }
     return typing.cast(RawObject, crd)
-
-
-def _str(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
-    """Long prose is folded (`>-`), text with line breaks literal (`|`), the rest plain."""
-    style = "|" if "\n" in value else (">" if len(value) > 72 and " " in value else None)
-    return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
-
-
-class _Dumper(yaml.SafeDumper):
-    def increase_indent(self, flow: bool = False, indentless: bool = False) -> Any:
-        return super().increase_indent(flow, False)
-
-    def ignore_aliases(self, data: Any) -> bool:
-        return True
-
-
-_Dumper.add_representer(str, _str)
-
-
-def crd_yaml(crd: RawObject | dict[str, Any], *, header: str | None = None) -> str:
-    """The canonical YAML text of `crd`, with an optional `# header` comment line."""
-    text = yaml.dump(dict(crd), Dumper=_Dumper, sort_keys=False, default_flow_style=False,
-                     width=100, allow_unicode=True)
-    return (f"# {header}\n" if header else "") + text

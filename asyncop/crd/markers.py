@@ -6,12 +6,14 @@ config: Annotated[dict[str, Any], PreserveUnknownFields]
 template: Annotated[dict[str, Any], EmbeddedResource] # a whole embedded object
 ports: Annotated[list[Port], ListMap("name")]         # x-kubernetes-list-type: map
 replicas: Annotated[int, Rule("self >= 0", message="must not be negative")]
+note: Annotated[str | None, Nullable] = None          # an explicit null is allowed
 ```
 
 Each marker adds keys to the field's JSON schema (through pydantic's
 `__get_pydantic_json_schema__` hook); `asyncop.crd.schema` turns that JSON schema into a
 structural OpenAPI v3 schema and checks the result. Markers never change how a value is
-validated in Python, except `Int32`, which also checks the int32 range.
+validated in Python, except `Int32` (checked against the int32 range, which its schema
+states too).
 
 Invariant: every key a marker adds is a key kube-apiserver accepts in `openAPIV3Schema`, or
 an internal `x-asyncop-*` key that the schema conversion consumes.
@@ -22,11 +24,27 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, GetJsonSchemaHandler
+from pydantic import Field, GetJsonSchemaHandler
 from pydantic.json_schema import JsonSchemaValue
 from pydantic_core import CoreSchema
 
 JsonSchema = dict[str, Any]
+
+RULES_KEY = "x-asyncop-rules"
+"""Internal key: the CEL rules of a node, converted to `x-kubernetes-validations`."""
+FORMAT_KEY = "x-asyncop-format"
+"""Internal key: a format the user asked for (wins over the one pydantic derives)."""
+
+KUBE_FORMATS = frozenset({
+    "bsonobjectid", "uri", "email", "hostname", "ipv4", "ipv6", "cidr", "mac", "uuid",
+    "uuid3", "uuid4", "uuid5", "isbn", "isbn10", "isbn13", "creditcard", "ssn", "hexcolor",
+    "rgbcolor", "byte", "password", "date", "duration", "datetime", "date-time",
+    "int32", "int64", "float", "double",
+})
+"""The formats kube-apiserver knows (it ignores any other); numeric ones are informative."""
+
+RULE_REASONS = ("FieldValueInvalid", "FieldValueForbidden", "FieldValueRequired",
+                "FieldValueDuplicate")
 
 
 class _Marker:
@@ -45,12 +63,13 @@ class _Marker:
 
 @dataclass(frozen=True, slots=True)
 class Format(_Marker):
-    """`format: <name>` (int32, int64, date-time, byte, duration, ...)."""
+    """`format: <name>`; one of the formats kube-apiserver checks (`KUBE_FORMATS`): date-time,
+    date, duration (Go syntax: `1h30m`), byte (standard base64), uuid, email, ipv4, cidr, ..."""
 
     name: str
 
     def keys(self) -> JsonSchema:
-        return {"format": self.name}
+        return {FORMAT_KEY: self.name}
 
 
 class _Flag(_Marker):
@@ -60,7 +79,7 @@ class _Flag(_Marker):
         return {self.key: True}
 
     def __repr__(self) -> str:
-        return type(self).__name__
+        return type(self).__name__.lstrip("_")
 
 
 class _PreserveUnknownFields(_Flag):
@@ -90,15 +109,18 @@ class _IntOrStringMarker(_Marker):
         self, core_schema: CoreSchema, handler: GetJsonSchemaHandler
     ) -> JsonSchemaValue:
         schema = handler(core_schema)
-        kept = {k: v for k, v in schema.items() if k in ("description", "default")}
+        kept = {k: v for k, v in schema.items() if k in ("description", RULES_KEY)}
         return {**kept, "x-kubernetes-int-or-string": True}
+
+    def __repr__(self) -> str:
+        return "IntOrString"
 
 
 PreserveUnknownFields = _PreserveUnknownFields()
 """Keep fields the schema does not list (`x-kubernetes-preserve-unknown-fields: true`)."""
 
 Nullable = _Nullable()
-"""Allow an explicit `null` (`nullable: true`)."""
+"""Allow an explicit `null` (`nullable: true`) where the default rule would not."""
 
 EmbeddedResource = _EmbeddedResource()
 """A whole Kubernetes object (apiVersion, kind, metadata validated like a resource's)."""
@@ -106,15 +128,8 @@ EmbeddedResource = _EmbeddedResource()
 IntOrString = Annotated[int | str, _IntOrStringMarker()]
 """A port or a percentage: `x-kubernetes-int-or-string: true` (like intstr.IntOrString)."""
 
-
-def _int32(value: int) -> int:
-    if not -(2**31) <= value < 2**31:
-        raise ValueError("must fit in a signed 32-bit integer")
-    return value
-
-
-Int32 = Annotated[int, AfterValidator(_int32), Format("int32")]
-"""An int32 (`format: int32`), range-checked in Python too."""
+Int32 = Annotated[int, Field(ge=-(2**31), le=2**31 - 1), Format("int32")]
+"""An int32: `format: int32` plus the int32 bounds, checked by the server and in Python."""
 
 Int64 = Annotated[int, Format("int64")]
 """An int64 (`format: int64`), like generations and counts in Kubernetes' own types."""
@@ -122,17 +137,19 @@ Int64 = Annotated[int, Format("int64")]
 
 @dataclass(frozen=True, slots=True, init=False)
 class ListMap(_Marker):
-    """A list of objects merged by key(s): `x-kubernetes-list-type: map` with map keys."""
+    """A list of objects merged by key(s): `x-kubernetes-list-type: map` with map keys.
+    Each key must be a scalar field of the item model that is required or has a default."""
 
-    keys_: tuple[str, ...]
+    map_keys: tuple[str, ...]
 
     def __init__(self, *keys: str) -> None:
         if not keys:
             raise ValueError("ListMap needs at least one key field")
-        object.__setattr__(self, "keys_", tuple(keys))
+        object.__setattr__(self, "map_keys", tuple(keys))
 
     def keys(self) -> JsonSchema:
-        return {"x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": list(self.keys_)}
+        return {"x-kubernetes-list-type": "map",
+                "x-kubernetes-list-map-keys": list(self.map_keys)}
 
 
 @dataclass(frozen=True, slots=True)
@@ -166,7 +183,8 @@ class MapType(_Marker):
 @dataclass(frozen=True, slots=True)
 class Rule(_Marker):
     """A CEL validation rule (`x-kubernetes-validations`), on a field or (with the class
-    keyword `rules=`) on a whole Model."""
+    keyword `rules=`) on a whole Model. The embedded API server stores rules but does not
+    evaluate them; a real kube-apiserver does."""
 
     rule: str
     message: str | None = None
@@ -190,15 +208,11 @@ class Rule(_Marker):
         return out
 
     def keys(self) -> JsonSchema:
-        return {"x-asyncop-rules": [self.to_dict()]}
+        return {RULES_KEY: [self.to_dict()]}
 
     def __get_pydantic_json_schema__(
         self, core_schema: CoreSchema, handler: GetJsonSchemaHandler
     ) -> JsonSchemaValue:
         schema = handler(core_schema)
-        schema["x-asyncop-rules"] = [*schema.get("x-asyncop-rules", []), self.to_dict()]
+        schema[RULES_KEY] = [*schema.get(RULES_KEY, []), self.to_dict()]
         return schema
-
-
-RULE_REASONS = ("FieldValueInvalid", "FieldValueForbidden", "FieldValueRequired",
-                "FieldValueDuplicate")

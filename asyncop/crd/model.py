@@ -5,11 +5,14 @@ so that Python code reads like Python and the API like Kubernetes: fields are sn
 Python and camelCase on the wire (`observed_generation` <-> `observedGeneration`), both names
 validate, dumps use the wire names; the docstring under a field is its description (as Go
 comments are for controller-gen); unknown fields are ignored, so an object written by a newer
-version of the schema never fails to parse. CEL rules on a whole model are a class keyword:
+version of the schema never fails to parse; `bytes` travel as base64 (pydantic writes the
+URL-safe alphabet and reads both). CEL rules on a whole model are a class keyword:
 `class Range(Model, rules=[Rule("self.min <= self.max")])`.
 
-`ObjectMeta` is a typed view of `metadata` (extra fields such as managedFields are kept).
-Invariant: models never mutate the raw dicts they are validated from.
+Plain `pydantic.BaseModel`s work too (field names are then used as they are).
+
+`ObjectMeta` is a typed view of `metadata` (fields it does not list, such as managedFields,
+are kept as extras). Invariant: models never mutate the raw dicts they are validated from.
 """
 
 from __future__ import annotations
@@ -23,7 +26,8 @@ from pydantic.alias_generators import to_camel
 from pydantic.json_schema import JsonSchemaValue
 from pydantic_core import CoreSchema
 
-from asyncop.crd.markers import Rule
+from asyncop.crd.errors import CRDError
+from asyncop.crd.markers import RULES_KEY, Rule
 
 
 class Model(BaseModel):
@@ -36,6 +40,8 @@ class Model(BaseModel):
         serialize_by_alias=True,
         use_attribute_docstrings=True,
         extra="ignore",
+        ser_json_bytes="base64",
+        val_json_bytes="base64",
     )
     __rules__: ClassVar[tuple[Rule, ...]] = ()
 
@@ -44,9 +50,22 @@ class Model(BaseModel):
         super().__init_subclass__()
 
     @classmethod
-    def __pydantic_init_subclass__(cls, *, rules: Sequence[Rule] = (), **kwargs: Any) -> None:
+    def __pydantic_init_subclass__(cls, **kwargs: Any) -> None:
+        rules = kwargs.pop("rules", ())
+        unknown = sorted(set(kwargs) - set(cls._class_keywords()))
+        if unknown:
+            raise CRDError(f"{cls.__name__}: unknown class keyword {unknown[0]!r} (known: "
+                           f"{', '.join(('rules', *cls._class_keywords()))})")
         super().__pydantic_init_subclass__(**kwargs)
+        if isinstance(rules, Rule) or not isinstance(rules, Sequence) or not all(
+                isinstance(r, Rule) for r in rules):
+            raise CRDError(f"{cls.__name__}: rules= takes a list of Rule(...)")
         cls.__rules__ = tuple(rules)
+
+    @classmethod
+    def _class_keywords(cls) -> tuple[str, ...]:
+        """Class keywords a subclass reads besides `rules` (CustomResource adds its own)."""
+        return ()
 
     @classmethod
     def __get_pydantic_json_schema__(
@@ -55,11 +74,13 @@ class Model(BaseModel):
         schema = handler(core_schema)
         if cls.__rules__:
             target = handler.resolve_ref_schema(schema)
-            target["x-asyncop-rules"] = [r.to_dict() for r in cls.__rules__]
+            target[RULES_KEY] = [r.to_dict() for r in cls.__rules__]
         return schema
 
 
 class OwnerReference(Model):
+    """An owner of the object (metav1.OwnerReference)."""
+
     api_version: str
     kind: str
     name: str

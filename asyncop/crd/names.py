@@ -1,10 +1,12 @@
 """Names of a custom resource: pluralisation and the checks kube-apiserver applies to them.
 
-Invariants: `plural_of` is deterministic and lower-case (kubebuilder's defaults: `Memcached`
--> `memcacheds`, `Policy` -> `policies`, `Box` -> `boxes`); the checks use the same rules as
-kube-apiserver's CRD validation (group: a DNS subdomain with at least one dot; version, plural,
-singular, short names and categories: DNS-1035 labels), so a class that passes them yields
-names the API server accepts.
+Invariants: `plural_of` is deterministic and lower-case, with simple English rules
+(s/x/z/ch/sh -> +es, consonant+y -> ies, else +s: `Memcached` -> `memcacheds`, `Policy` ->
+`policies`, `Box` -> `boxes`); `version_priority` sorts like kube (v2 > v1 > v1beta2 >
+v1beta1 > v1alpha1 > names outside the pattern, alphabetically); the checks use the rules
+of kube-apiserver's CRD validation (group: a DNS subdomain with at least one dot; version,
+plural, singular, short names and categories: DNS-1035 labels), so a class that passes them
+yields names the API server accepts.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ _DNS1035 = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")
 _DNS1123_LABEL = r"[a-z0-9]([-a-z0-9]*[a-z0-9])?"
 _DNS1123_SUBDOMAIN = re.compile(rf"^{_DNS1123_LABEL}(\.{_DNS1123_LABEL})*$")
 _VERSION = re.compile(r"^v(\d+)(?:(alpha|beta)(\d+))?$")
+_KIND = re.compile(r"^[A-Z][A-Za-z0-9]*$")
 
 
 def plural_of(kind: str) -> str:
@@ -28,6 +31,12 @@ def plural_of(kind: str) -> str:
 
 def is_dns1035_label(value: str) -> bool:
     return len(value) <= 63 and bool(_DNS1035.match(value))
+
+
+def is_kind(value: str) -> bool:
+    """A kind as Kubernetes spells them: UpperCamelCase letters and digits (kube itself
+    only needs the lower-cased kind to be a DNS-1035 label)."""
+    return len(value) <= 63 and bool(_KIND.match(value))
 
 
 def is_group(value: str) -> bool:

@@ -1,5 +1,5 @@
-"""CustomResource: a typed custom resource, declared once, from which the runtime Kind and
-the CRD are derived.
+"""CustomResource: a typed custom resource, declared once; the runtime Kind and the CRD are
+derived from it.
 
 ```python
 class Memcached(CustomResource, group="cache.example.com", version="v1alpha1",
@@ -10,100 +10,44 @@ class Memcached(CustomResource, group="cache.example.com", version="v1alpha1",
     status: MemcachedStatus | None = None
 ```
 
-Class keywords (checked when the class is created, each mistake one `CRDError` line):
-`group` and `version` (required), `kind` (default: the class name, so two versions can live
-in classes with different names), `plural` (default: the kind pluralised), `singular`,
-`scope` ("Namespaced" or "Cluster"), `short_names`, `categories`, `printer_columns`,
-`status_subresource` (default: on when a `status` field is declared), `scale`, `served`,
-`storage` (None: decided when versions are assembled), `deprecated`,
-`deprecation_warning`, `selectable_fields`. A subclass with none of them is an abstract base.
+Class keywords (`info.KEYWORDS`, checked when the class is created; each mistake is one
+`CRDError` line): `group` and `version` (required), `kind` (default: the class name, so two
+versions can live in classes with different names), `plural`, `singular`, `scope`,
+`short_names`, `categories`, `printer_columns`, `status_subresource` (default: on when a
+`status` field is declared), `scale`, `served`, `storage` (None: decided when the versions
+are assembled), `deprecated`, `deprecation_warning`, `selectable_fields`; plus `rules=` (CEL
+rules on the root). A subclass with no keywords is an abstract base (no Kind, no CRD);
+keywords are not inherited. The class gets `KIND` (the runtime's `Kind`) and `__resource__`
+(the checked `ResourceInfo`); `schema()` and `crd()` give its openAPIV3Schema and a CRD with
+just this version.
+
+Fields: `api_version` (apiVersion) and `kind` (default: the class's values), `metadata`
+(`ObjectMeta`), and the user's own (`spec`, `status`, `data`, ...).
 
 Typed access for reconcilers (the cache keeps raw dicts; typing happens only on request):
 `Memcached.parse(raw)`, `Memcached.from_cache(cache, request)`, `obj.raw`, `obj.to_raw()`,
-and `await obj.write_status(client, status)`, which writes nothing when the status is
-unchanged. Invariants: `parse` never mutates `raw`; `write_status` sends the object it was
-parsed from with only `status` replaced, so it carries that resourceVersion (a stale write
-is a Conflict, never a lost update).
+and `await obj.write_status(client, status)`. Invariants: `parse` never mutates `raw`;
+`to_raw` and status writes leave out the nulls the schema does not allow; `write_status`
+sends the object it was parsed from with only `status` replaced, so it carries that
+resourceVersion (a stale write is a Conflict, never a lost update), and sends nothing when
+the status, read back through the status model, is unchanged.
 """
 
 from __future__ import annotations
 
+import copy
 import typing
-from collections.abc import Sequence
-from dataclasses import dataclass, field
-from typing import Any, ClassVar, Literal, Protocol, Self
+from typing import Any, ClassVar, Protocol, Self
 
 from pydantic import BaseModel, Field, PrivateAttr, ValidationError
 
-from asyncop.api import Kind, RawObject, deep_copy
-from asyncop.crd import names
+from asyncop.api import Kind, RawObject
 from asyncop.crd.errors import CRDError
+from asyncop.crd.info import KEYWORDS, ResourceInfo, declare
 from asyncop.crd.model import Model, ObjectMeta
+from asyncop.crd.values import strip_nulls, wire_value
 
-
-@dataclass(frozen=True, slots=True)
-class PrinterColumn:
-    """A column of `kubectl get` (additionalPrinterColumns)."""
-
-    name: str
-    json_path: str
-    type: Literal["string", "integer", "number", "boolean", "date"] = "string"
-    description: str | None = None
-    priority: int = 0
-    format: str | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"name": self.name, "type": self.type}
-        if self.format:
-            out["format"] = self.format
-        if self.priority:
-            out["priority"] = self.priority
-        out["jsonPath"] = self.json_path
-        if self.description:
-            out["description"] = self.description
-        return out
-
-
-@dataclass(frozen=True, slots=True)
-class Scale:
-    """The scale subresource: where replicas live in spec and status."""
-
-    spec_replicas_path: str
-    status_replicas_path: str
-    label_selector_path: str | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        out = {"specReplicasPath": self.spec_replicas_path,
-               "statusReplicasPath": self.status_replicas_path}
-        if self.label_selector_path:
-            out["labelSelectorPath"] = self.label_selector_path
-        return out
-
-
-@dataclass(frozen=True, slots=True)
-class ResourceInfo:
-    """Everything declared with the class keywords, checked."""
-
-    group: str
-    version: str
-    kind: str
-    plural: str
-    singular: str
-    scope: Literal["Namespaced", "Cluster"] = "Namespaced"
-    short_names: tuple[str, ...] = ()
-    categories: tuple[str, ...] = ()
-    printer_columns: tuple[PrinterColumn, ...] = ()
-    status_subresource: bool = False
-    scale: Scale | None = None
-    served: bool = True
-    storage: bool | None = None
-    deprecated: bool = False
-    deprecation_warning: str | None = None
-    selectable_fields: tuple[str, ...] = field(default=())
-
-    @property
-    def crd_name(self) -> str:
-        return f"{self.plural}.{self.group}"
+Schema = dict[str, Any]
 
 
 class StatusWriter(Protocol):
@@ -118,7 +62,9 @@ class CacheReader(Protocol):
     def get(self, kind: Kind, name: str, namespace: str | None = None) -> RawObject | None: ...
 
 
-class _Keyed(Protocol):
+class Keyed(Protocol):
+    """A request: `asyncop.api.Request` or anything with a name and a namespace."""
+
     @property
     def name(self) -> str: ...
 
@@ -126,31 +72,44 @@ class _Keyed(Protocol):
     def namespace(self) -> str: ...
 
 
-_KEYWORDS = ("group", "version", "kind", "plural", "singular", "scope", "short_names",
-             "categories", "printer_columns", "status_subresource", "scale", "served",
-             "storage", "deprecated", "deprecation_warning", "selectable_fields")
-
-
 class CustomResource(Model):
     """Base of typed custom resources (see the module docstring)."""
 
     KIND: ClassVar[Kind]
     __resource__: ClassVar[ResourceInfo | None] = None
+    __schema__: ClassVar[Schema | None] = None
 
+    api_version: str = Field("", alias="apiVersion")
+    kind: str = ""
     metadata: ObjectMeta = Field(default_factory=ObjectMeta)
     _raw: RawObject | None = PrivateAttr(default=None)
 
     @classmethod
+    def _class_keywords(cls) -> tuple[str, ...]:
+        return KEYWORDS
+
+    @classmethod
     def __pydantic_init_subclass__(cls, **kwargs: Any) -> None:
-        declared = {k: kwargs.pop(k) for k in _KEYWORDS if k in kwargs}
+        declared = {k: kwargs.pop(k) for k in KEYWORDS if k in kwargs}
         super().__pydantic_init_subclass__(**kwargs)
+        cls.__schema__ = None
         if not declared:
+            parent = next((b for b in cls.__mro__[1:] if getattr(b, "__resource__", None)), None)
+            if parent is not None:
+                raise CRDError(f"{cls.__name__}: no group: a subclass of the resource "
+                               f"{parent.__name__} declares its own keywords (group=..., "
+                               "version=..., kind=...)")
             cls.__resource__ = None  # an abstract base: no Kind, no CRD
             return
-        info = _declare(cls, declared)
+        info = declare(cls.__name__, declared, has_status="status" in cls.model_fields)
         cls.__resource__ = info
         cls.KIND = Kind(info.group, info.version, info.plural, info.kind,
                         namespaced=info.scope == "Namespaced")
+        for name, value in (("api_version", info.api_version), ("kind", info.kind)):
+            field = copy.copy(cls.__pydantic_fields__[name])
+            field.default = value
+            cls.__pydantic_fields__[name] = field
+        cls.model_rebuild(force=True, raise_errors=False)
 
     @classmethod
     def info(cls) -> ResourceInfo:
@@ -162,6 +121,26 @@ class CustomResource(Model):
             )
         return cls.__resource__
 
+    @classmethod
+    def schema(cls) -> Schema:  # type: ignore[override]  # pydantic v1's deprecated schema()
+        """The structural openAPIV3Schema of this version (a fresh copy)."""
+        return copy.deepcopy(cls._schema())
+
+    @classmethod
+    def crd(cls) -> RawObject:
+        """The apiextensions.k8s.io/v1 CRD with just this version (the storage version)."""
+        from asyncop.crd.manifest import single_crd
+
+        return single_crd(cls)
+
+    @classmethod
+    def _schema(cls) -> Schema:
+        if cls.__schema__ is None:
+            from asyncop.crd.manifest import resource_schema
+
+            cls.__schema__ = resource_schema(cls)
+        return cls.__schema__
+
     # -- typed access ----------------------------------------------------------------------
     @classmethod
     def parse(cls, raw: RawObject) -> Self:
@@ -172,14 +151,14 @@ class CustomResource(Model):
 
     @classmethod
     def from_cache(
-        cls, cache: CacheReader, request: _Keyed | str, namespace: str | None = None
+        cls, cache: CacheReader, request: Keyed | str, namespace: str | None = None
     ) -> Self | None:
         """The cached object of `request` (or name + namespace), parsed; None if absent."""
         if isinstance(request, str):
             name, ns = request, namespace
         else:
             name, ns = request.name, request.namespace
-        raw = cache.get(cls.KIND, name, ns)
+        raw = cache.get(cls.KIND, name, ns or None)
         return None if raw is None else cls.parse(raw)
 
     @property
@@ -188,103 +167,68 @@ class CustomResource(Model):
         return self._raw if self._raw is not None else self.to_raw()
 
     def to_raw(self) -> RawObject:
-        """This object as the API wants it: apiVersion and kind first, wire names, no None."""
-        info = type(self).info()
-        body = self.model_dump(mode="json", by_alias=True, exclude_none=True)
-        meta = body.get("metadata") or {}
-        body["metadata"] = {k: v for k, v in meta.items() if v not in ({}, [])}
-        api_version = f"{info.group}/{info.version}"
-        return typing.cast(RawObject, {"apiVersion": api_version, "kind": info.kind, **body})
+        """This object as the API wants it: apiVersion and kind first, wire names, no nulls
+        the schema does not allow, no empty metadata fields."""
+        cls = type(self)
+        info = cls.info()
+        body = self.model_dump(mode="json", by_alias=True)
+        meta = body.pop("metadata", None) or {}
+        api_version = body.pop("apiVersion", None) or info.api_version
+        kind = body.pop("kind", None) or info.kind
+        schema = _or_none(cls)
+        body = strip_nulls(body) if schema is None else wire_value(body, schema)
+        out = {"apiVersion": api_version, "kind": kind,
+               "metadata": {k: v for k, v in meta.items() if v not in (None, {}, [])}, **body}
+        return typing.cast(RawObject, out)
 
     async def write_status(self, client: StatusWriter, status: BaseModel | dict[str, Any]
                            ) -> Self | None:
         """PUT `status` through the status subresource, or do nothing if it is unchanged.
 
-        Returns the stored object, parsed; raises `Conflict` when this object is stale.
+        Returns the stored object, parsed, or None when nothing was sent; raises the
+        client's `Conflict` when this object is stale.
         """
         cls = type(self)
         if not cls.info().status_subresource:
             raise CRDError(f"{cls.__name__}: no status subresource to write")
-        new = (status.model_dump(mode="json", by_alias=True, exclude_none=True)
-               if isinstance(status, BaseModel) else status)
         raw = self.raw
-        current = raw.get("status")
-        if current is not None and _normal(cls, current) == _normal(cls, new):
+        new = _normal(cls, status, strict=True)
+        if new == _normal(cls, raw.get("status"), strict=False):
             return None
-        body = deep_copy(raw)
-        body["status"] = new
+        body = typing.cast(RawObject, {**raw, "status": new})
         return cls.parse(await client.update_status(cls.KIND, body))
 
 
+def _or_none(cls: type[CustomResource]) -> Schema | None:
+    try:
+        return cls._schema()
+    except CRDError:  # a class typed for a CRD defined elsewhere may have no schema of ours
+        return None
+
+
 def _status_model(cls: type[CustomResource]) -> type[BaseModel] | None:
-    annotation: Any = cls.model_fields["status"].annotation if "status" in cls.model_fields \
-        else None
-    args: tuple[Any, ...] = typing.get_args(annotation)
-    for candidate in (annotation, *args):
+    field = cls.model_fields.get("status")
+    annotation: Any = field.annotation if field is not None else None
+    for candidate in (annotation, *typing.get_args(annotation)):
         if isinstance(candidate, type) and issubclass(candidate, BaseModel):
             return candidate
     return None
 
 
-def _normal(cls: type[CustomResource], status: Any) -> Any:
-    """`status` as the model reads it back (so formatting differences are not changes)."""
+def _normal(cls: type[CustomResource], status: Any, *, strict: bool) -> Any:
+    """`status` as the status model reads and writes it back, in wire form; `strict`: a
+    status that does not fit the model raises (else it is compared as it is)."""
+    if status is None:
+        return None
+    if isinstance(status, BaseModel):
+        status = status.model_dump(mode="json", by_alias=True)
     model = _status_model(cls)
-    if model is None or not isinstance(status, dict):
-        return status
-    try:
-        return model.model_validate(status).model_dump(mode="json", by_alias=True,
-                                                       exclude_none=True)
-    except ValidationError:
-        return status
-
-
-def _declare(cls: type[CustomResource], kw: dict[str, Any]) -> ResourceInfo:
-    name = cls.__name__
-
-    def fail(problem: str) -> CRDError:
-        return CRDError(f"{name}: {problem}")
-
-    group, version = kw.get("group"), kw.get("version")
-    if not group:
-        raise fail(f'no group: declare it as class {name}(CustomResource, '
-                   f'group="example.com", version="{version or "v1"}")')
-    if not names.is_group(group):
-        raise fail(f"group {group!r} must be a DNS subdomain with at least one dot "
-                   "(e.g. cache.example.com)")
-    if not version:
-        raise fail(f'no version: declare it as class {name}(CustomResource, group="{group}", '
-                   'version="v1")')
-    if not names.is_dns1035_label(version):
-        raise fail(f"version {version!r} must be a DNS-1035 label such as v1 or v1alpha1")
-    kind = kw.get("kind") or name
-    if not kind[:1].isupper() or not names.is_dns1035_label(kind.lower()):
-        raise fail(f"kind {kind!r} must be UpperCamelCase letters and digits")
-    plural = kw.get("plural") or names.plural_of(kind)
-    singular = kw.get("singular") or kind.lower()
-    for label, value in (("plural", plural), ("singular", singular),
-                         *(("short name", s) for s in kw.get("short_names", ())),
-                         *(("category", c) for c in kw.get("categories", ()))):
-        if not names.is_dns1035_label(value):
-            raise fail(f"{label} {value!r} must be a lower-case DNS-1035 label")
-    scope = kw.get("scope", "Namespaced")
-    if scope not in ("Namespaced", "Cluster"):
-        raise fail(f'scope {scope!r} must be "Namespaced" or "Cluster"')
-    has_status = "status" in cls.model_fields
-    status_subresource = kw.get("status_subresource", has_status)
-    if status_subresource and not has_status:
-        raise fail("status_subresource=True needs a status field")
-    return ResourceInfo(
-        group=group, version=version, kind=kind, plural=plural, singular=singular,
-        scope=scope, short_names=tuple(kw.get("short_names", ())),
-        categories=tuple(kw.get("categories", ())),
-        printer_columns=tuple(kw.get("printer_columns", ())),
-        status_subresource=bool(status_subresource), scale=kw.get("scale"),
-        served=kw.get("served", True), storage=kw.get("storage"),
-        deprecated=kw.get("deprecated", False),
-        deprecation_warning=kw.get("deprecation_warning"),
-        selectable_fields=tuple(_strings(kw.get("selectable_fields", ()))),
-    )
-
-
-def _strings(values: Sequence[str]) -> list[str]:
-    return [str(v) for v in values]
+    if model is not None:
+        try:
+            status = model.model_validate(status).model_dump(mode="json", by_alias=True)
+        except ValidationError:
+            if strict:
+                raise
+    schema = _or_none(cls)
+    node = ((schema or {}).get("properties") or {}).get("status")
+    return strip_nulls(status) if node is None else wire_value(status, node)

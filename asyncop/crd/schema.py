@@ -1,39 +1,51 @@
 """From a pydantic model to a structural OpenAPI v3 schema, as a CRD's openAPIV3Schema needs.
 
-Pydantic writes a JSON schema (draft 2020-12); Kubernetes wants OpenAPI v3.0 in "structural"
-form. `object_schema(owner, model)` converts one into the other:
+Pydantic writes a JSON schema (draft 2020-12, see `pydantic_schema`); Kubernetes wants
+OpenAPI v3.0 in "structural" form. `object_schema(owner, model)` converts one into the other:
 
-- `$ref`s are inlined (a recursive model cannot be: structural schemas are trees);
-- titles, `examples` and other keys kube does not know are dropped; descriptions stay (field
-  descriptions win over a nested model's docstring);
-- `X | None` with a default of None is simply an optional field; a field that is required
-  but may be None gets `nullable: true` (so does `Annotated[..., Nullable]`);
-- `const` becomes a one-value `enum`; `exclusiveMinimum: n` becomes `minimum: n` plus
-  `exclusiveMinimum: true` (OpenAPI 3.0); `uniqueItems` (sets) becomes
-  `x-kubernetes-list-type: set` (kube rejects uniqueItems); `format: binary` is `byte`;
-- `dict[str, Any]`, `Any` and models with `extra="allow"` keep unknown fields
-  (`x-kubernetes-preserve-unknown-fields: true`); `dict[str, X]` is `additionalProperties: X`;
-- `default: null` is dropped; CEL rules from `Rule` markers and `rules=` model keywords become
-  `x-kubernetes-validations` (model rules first).
+- `$ref`s are inlined (a recursive model cannot be: structural schemas are trees); titles,
+  examples and other keys kube does not use are dropped; descriptions stay (a field's own
+  description wins over its model's docstring) with paragraph lines joined;
+- types: int -> integer, float -> number (no format), `int | float` -> number, bool, str;
+  `Literal`/`Enum`/`const` -> `enum` with the values' one type; `list[X]`/`tuple[X, ...]` ->
+  array; `set`/`frozenset` -> array with `x-kubernetes-list-type: set` (kube rejects
+  `uniqueItems`); `dict[str, X]` -> `additionalProperties: X`; `Any`, `dict[str, Any]`, a
+  bare `dict` and models with `extra="allow"` keep unknown fields; a model with
+  `extra="forbid"` states nothing more (kube prunes unknown fields anyway);
+- constraints: ge/le -> minimum/maximum, gt/lt -> minimum/maximum plus OpenAPI 3.0's
+  `exclusiveMinimum/exclusiveMaximum: true`, multiple_of, lengths (minLength/minItems/
+  minProperties...), pattern;
+- formats: date-time, date, uuid, email, ipv4/ipv6, uri... pass through; formats kube does
+  not know are dropped, and so is pydantic's `duration` for timedelta (its ISO 8601 text is
+  not kube's Go duration); `bytes` is a plain string (pydantic's base64 is the URL-safe
+  alphabet, kube's `format: byte` the standard one; `pydantic.Base64Bytes` gets `byte`);
+  `Format(...)` states a format explicitly (checked against the ones kube knows);
+- nullability, one rule: None where a value must be present — a required field, a list
+  item, a map value — gives `nullable: true`; an optional field whose default is None is
+  simply not required (no `nullable`, no `default: null`); `Annotated[..., Nullable]` asks
+  for `nullable: true` anywhere;
+- defaults: the field's default as its serializer writes it, nulls the schema does not
+  allow removed, never `default: null` (factories: see `pydantic_schema`);
+- CEL rules from `Rule` markers and `rules=` model keywords become `x-kubernetes-validations`
+  (the model's rules first).
 
 Anything without a structural mapping (tuples with mixed items, unions of different types,
 arbitrary classes, callables) is a `CRDError` naming the class and the field path. Invariant:
-the output's keys come in one fixed order, so generated YAML is byte-stable.
+the output's keys come in one fixed order (`ORDER`), so generated YAML is byte-stable.
 """
 
 from __future__ import annotations
 
 import re
-import types
-import typing
 from typing import Any
 
 from pydantic import BaseModel
-from pydantic.json_schema import GenerateJsonSchema, JsonSchemaValue
-from pydantic_core import CoreSchema, PydanticOmit
-from pydantic_core.core_schema import ErrorType
 
 from asyncop.crd.errors import CRDError
+from asyncop.crd.markers import FORMAT_KEY, KUBE_FORMATS, RULES_KEY
+from asyncop.crd.pydantic_schema import BAD_DEFAULT_KEY, INVALID_KEY, json_schema
+from asyncop.crd.typenames import dotted, type_at
+from asyncop.crd.values import wire_value
 
 Schema = dict[str, Any]
 Path = tuple[str, ...]
@@ -48,37 +60,14 @@ ORDER = (
     "x-kubernetes-list-map-keys", "x-kubernetes-map-type", "x-kubernetes-validations",
 )
 _COPIED = frozenset(ORDER) - {"properties", "additionalProperties", "items", "required",
-                              "x-kubernetes-validations"}
+                              "x-kubernetes-validations", "format"}
 _NULL: Schema = {"type": "null"}
-_INVALID = "x-asyncop-invalid"
-_RULES = "x-asyncop-rules"
 _OPTIONAL = "x-asyncop-optional-null"
 _REF = "x-asyncop-ref"
-
-
-class _Generator(GenerateJsonSchema):
-    """Pydantic's generator, but a type with no JSON schema leaves a marker at its place
-    (instead of raising without saying which field it is)."""
-
-    def handle_invalid_for_json_schema(
-        self, schema: CoreSchema | ErrorType, error_info: str
-    ) -> JsonSchemaValue:
-        return {_INVALID: error_info}
-
-    def callable_schema(self, schema: Any) -> JsonSchemaValue:
-        return {_INVALID: "a callable"}
-
-    def default_schema(self, schema: Any) -> JsonSchemaValue:
-        try:
-            return super().default_schema(schema)
-        except PydanticOmit:
-            raise
-        except Exception:  # a default that cannot be serialised: no default in the CRD
-            return self.generate_inner(schema["schema"])
-
-
-def json_schema(model: type[BaseModel]) -> Schema:
-    return model.model_json_schema(by_alias=True, mode="validation", schema_generator=_Generator)
+_RULE_ORDER = ("rule", "message", "messageExpression", "reason", "fieldPath", "optionalOldSelf")
+_ENUM_TYPES = {str: "string", int: "integer", float: "number", bool: "boolean"}
+_PYDANTIC_FORMATS = {"base64": "byte"}
+_NOT_KUBE = frozenset({"duration", "binary", "base64url"})
 
 
 def object_schema(owner: str, model: type[BaseModel]) -> Schema:
@@ -90,6 +79,12 @@ def object_schema(owner: str, model: type[BaseModel]) -> Schema:
     return out
 
 
+def prose(text: str) -> str:
+    """A docstring as a description: lines of a paragraph joined, paragraphs kept."""
+    paragraphs = [" ".join(p.split()) for p in re.split(r"\n\s*\n", text.strip())]
+    return "\n\n".join(p for p in paragraphs if p)
+
+
 class _Converter:
     def __init__(self, owner: str, model: type[BaseModel], defs: dict[str, Schema]) -> None:
         self.owner = owner
@@ -98,16 +93,16 @@ class _Converter:
         self.stack: list[str] = []
 
     def error(self, path: Path, problem: str) -> CRDError:
-        where = _dotted(path)
+        where = dotted(path)
         return CRDError(f"{self.owner}: {where}: {problem}" if where else
                         f"{self.owner}: {problem}")
 
     def type_name(self, path: Path) -> str:
-        return _type_name(_annotation_at(self.model, path))
+        return type_at(self.model, path)
 
     # -- nodes --------------------------------------------------------------------------------
     def convert(self, node: Schema, path: Path) -> Schema:
-        node = self.resolve(node, path)
+        node = self.resolve(node)
         if "anyOf" in node or "oneOf" in node:
             node = self.union(node, path)
         name = node.get(_REF)
@@ -115,7 +110,7 @@ class _Converter:
             return self.convert_node(node, path)
         if name in self.stack:
             raise self.error(path, f"{name} refers to itself; a structural schema cannot "
-                             "recurse (use a dict[str, Any] field to cut the cycle)")
+                             "recurse (cut the cycle with a dict[str, Any] field)")
         self.stack.append(name)
         try:
             return self.convert_node(node, path)
@@ -123,41 +118,20 @@ class _Converter:
             self.stack.pop()
 
     def convert_node(self, node: Schema, path: Path) -> Schema:
-        if _INVALID in node:
-            raise self.error(path, f"{self.type_name(path)} has no OpenAPI mapping (use a "
-                             "str/int/float/bool, list[...], dict[str, ...] or a Model)")
-        if "prefixItems" in node:
-            raise self.error(path, f"{self.type_name(path)} has no OpenAPI mapping (use "
-                             "list[...] or a Model)")
-        if "allOf" in node or "not" in node:
-            raise self.error(path, "allOf/not have no structural mapping here; use a Model")
-        out: Schema = {}
-        if "const" in node:
-            node = {**node, "enum": [node["const"]]}
-        if isinstance(node.get("type"), list):
-            raise self.error(path, f"{self.type_name(path)} is not a structural schema "
-                             "(several types)")
-        if node.get("type") == "null":
-            raise self.error(path, "a field that can only be None has no OpenAPI mapping")
-        for key in _COPIED:
-            if key in node:
-                out[key] = node[key]
+        node = self.check_shape(node, path)
+        out: Schema = {key: node[key] for key in _COPIED if key in node}
         if isinstance(out.get("description"), str):
             out["description"] = prose(out["description"])
+        optional = bool(node.get(_OPTIONAL))
         if "enum" in out:
-            self.check_enum(out, path)
-        if out.get("format") == "binary":
-            out["format"] = "byte"
+            optional = self.enum(out, path) or optional
+        self.format(node, out, path)
         for bound in ("Minimum", "Maximum"):
             key = f"exclusive{bound}"
             if isinstance(out.get(key), int | float) and not isinstance(out[key], bool):
                 out[bound.lower()] = out[key]
                 out[key] = True
-        if out.get("default", 0) is None:
-            del out["default"]
-        if node.get(_OPTIONAL):
-            out[_OPTIONAL] = True
-        typ = node.get("type")
+        typ = out.get("type")
         if typ == "array":
             self.array(node, out, path)
         elif typ == "object" or "properties" in node or "additionalProperties" in node:
@@ -165,67 +139,130 @@ class _Converter:
             self.object(node, out, path)
         elif not typ and not out.get("x-kubernetes-int-or-string"):
             out["x-kubernetes-preserve-unknown-fields"] = True  # Any
-        rules = node.get(_RULES)
+        rules = node.get(RULES_KEY)
         if rules:
-            out["x-kubernetes-validations"] = list(rules)
-        return _ordered(out)
+            out["x-kubernetes-validations"] = [
+                {key: rule[key] for key in _RULE_ORDER if key in rule} for rule in rules]
+        if "default" in out:
+            self.default(node, out, path)
+        result = {key: out[key] for key in ORDER if key in out}
+        if optional:
+            result[_OPTIONAL] = True
+        return result
 
-    def resolve(self, node: Schema, path: Path) -> Schema:
+    def default(self, node: Schema, out: Schema, path: Path) -> None:
+        if node.get(BAD_DEFAULT_KEY):
+            raise self.error(path, f"the default {out['default']!r} is invalid: "
+                             f"{node[BAD_DEFAULT_KEY]}")
+        value = out["default"] = wire_value(out["default"], out, sort_sets=True)
+        if value is None:
+            del out["default"]
+        elif out.get("x-kubernetes-embedded-resource") and not (
+                isinstance(value, dict) and value.get("apiVersion") and value.get("kind")):
+            raise self.error(path, "the default of an embedded resource needs apiVersion and "
+                             "kind (or make the field `... | None = None`)")
+
+    def check_shape(self, node: Schema, path: Path) -> Schema:
+        """Reject what has no structural form; homogeneous fixed tuples become arrays."""
+        if INVALID_KEY in node:
+            raise self.error(path, f"{self.type_name(path)} has no OpenAPI mapping (use a "
+                             "str/int/float/bool, list[...], dict[str, ...] or a Model)")
+        if "prefixItems" in node:
+            items = [self.resolve(i) for i in node["prefixItems"]]
+            if node.get("items") not in (None, False) or any(i != items[0] for i in items):
+                raise self.error(path, f"{self.type_name(path)} has no OpenAPI mapping (use "
+                                 "list[...] or a Model)")
+            node = {k: v for k, v in node.items() if k != "prefixItems"}
+            node["items"] = node.get("items") or items[0]
+        if "allOf" in node or "not" in node:
+            raise self.error(path, f"{self.type_name(path)} has no structural mapping "
+                             "(allOf/not); use a Model")
+        if "const" in node:
+            node = {**node, "enum": [node["const"]]}
+        if isinstance(node.get("type"), list):
+            raise self.error(path, f"{self.type_name(path)} is not a structural schema "
+                             "(several types)")
+        if node.get("type") == "null":
+            raise self.error(path, "a field that can only be None has no OpenAPI mapping")
+        return node
+
+    def resolve(self, node: Schema) -> Schema:
         """Inline `$ref` (and pydantic's `allOf: [{$ref}]`); siblings override the target."""
         ref = node.get("$ref")
         if ref is None and isinstance(node.get("allOf"), list) and len(node["allOf"]) == 1:
             ref = node["allOf"][0].get("$ref")
-            node = {k: v for k, v in node.items() if k != "allOf"}
+            if ref is not None:
+                node = {k: v for k, v in node.items() if k != "allOf"}
         if ref is None:
             return node
         name = ref.rsplit("/", 1)[-1]
         target = self.defs[name]
         merged = {**target, **{k: v for k, v in node.items() if k != "$ref"}}
-        rules = [*target.get(_RULES, []), *node.get(_RULES, [])]
+        rules = [*target.get(RULES_KEY, []), *node.get(RULES_KEY, [])]
         if rules:
-            merged[_RULES] = rules
+            merged[RULES_KEY] = rules
         merged[_REF] = name
         return merged
 
     def union(self, node: Schema, path: Path) -> Schema:
         members = node.get("anyOf") or node.get("oneOf") or []
-        rest = [m for m in members if m != _NULL]
+        rest = [self.resolve(m) for m in members if m != _NULL]
         siblings = {k: v for k, v in node.items() if k not in ("anyOf", "oneOf")}
-        if len(rest) != 1:
+        if len(rest) == 1:
+            member = rest[0]
+        elif all(set(m) <= {"type"} for m in rest) and {m.get("type") for m in rest} == {
+                "integer", "number"}:
+            member = {"type": "number"}  # int | float
+        elif rest and all(m.get("type") == "object" or _REF in m for m in rest):
+            raise self.error(path, f"{self.type_name(path)} is not a structural schema (a "
+                             "union of models); use one Model with optional fields")
+        else:
             raise self.error(path, f"{self.type_name(path)} is not a structural schema (types "
                              "differ); annotate with IntOrString or split the field")
-        member = self.resolve(rest[0], path)
         merged = {**member, **siblings}
-        rules = [*member.get(_RULES, []), *siblings.get(_RULES, [])]
+        rules = [*member.get(RULES_KEY, []), *siblings.get(RULES_KEY, [])]
         if rules:
-            merged[_RULES] = rules
+            merged[RULES_KEY] = rules
         if len(rest) < len(members):
             merged[_OPTIONAL] = True
         return merged
 
-    def check_enum(self, out: Schema, path: Path) -> None:
-        kinds = {type(v) for v in out["enum"]}
+    def enum(self, out: Schema, path: Path) -> bool:
+        """Check an enum has one value type (and set `type`); True if it allowed None."""
+        values = out["enum"]
+        with_none = None in values
+        values = out["enum"] = [v for v in values if v is not None]
+        kinds = {_ENUM_TYPES.get(type(v), "object") for v in values}
         if len(kinds) > 1:
-            raise self.error(path, f"enum values {out['enum']!r} mix types; a structural "
-                             "enum has one type")
+            shown = ", ".join(repr(v) for v in values)
+            raise self.error(path, f"enum values {shown} mix types; a structural enum has one "
+                             "type")
         if "type" not in out:
-            kind = kinds.pop() if kinds else str
-            out["type"] = {str: "string", int: "integer", float: "number",
-                           bool: "boolean"}.get(kind, "string")
+            out["type"] = kinds.pop() if kinds else "string"
+        return with_none
+
+    def format(self, node: Schema, out: Schema, path: Path) -> None:
+        fmt = node.get("format")
+        fmt = _PYDANTIC_FORMATS.get(fmt, fmt) if isinstance(fmt, str) else None
+        if fmt in KUBE_FORMATS and fmt not in _NOT_KUBE:
+            out["format"] = fmt
+        wanted = node.get(FORMAT_KEY)
+        if wanted is not None:
+            if wanted not in KUBE_FORMATS:
+                raise self.error(path, f"format {wanted!r} is not one kube-apiserver knows "
+                                 f"({', '.join(sorted(KUBE_FORMATS))})")
+            out["format"] = wanted
 
     def array(self, node: Schema, out: Schema, path: Path) -> None:
         if node.get("uniqueItems"):
-            listed = node.get("x-kubernetes-list-type")
+            listed = out.get("x-kubernetes-list-type")
             if listed not in (None, "set"):
                 raise self.error(path, f"a set cannot be x-kubernetes-list-type {listed}")
             out["x-kubernetes-list-type"] = "set"
         items = node.get("items")
         if not isinstance(items, dict):
             raise self.error(path, "a list needs an item type (list[...])")
-        converted = self.convert(items, (*path, "[*]"))
-        if converted.pop(_OPTIONAL, False):
-            converted["nullable"] = True
-        out["items"] = converted
+        out["items"] = _nullable_if_optional(self.convert(items, (*path, "[*]")))
 
     def object(self, node: Schema, out: Schema, path: Path) -> None:
         props: dict[str, Schema] = node.get("properties") or {}
@@ -235,11 +272,10 @@ class _Converter:
             out["properties"] = {}
             for name, prop in props.items():
                 converted = self.convert(prop, (*path, name))
-                if converted.pop(_OPTIONAL, False) and name in required:
-                    converted["nullable"] = True
-                    out["properties"][name] = _ordered(converted)
-                else:
-                    out["properties"][name] = converted
+                if name in required:
+                    converted = _nullable_if_optional(converted)
+                converted.pop(_OPTIONAL, None)
+                out["properties"][name] = converted
             if required:
                 out["required"] = required
         if extra is True or extra == {}:
@@ -249,76 +285,14 @@ class _Converter:
                 raise self.error(path, "a model with both fields and a dict of extra values "
                                  "is not structural")
             value = self.convert(extra, (*path, "*"))
-            value.pop(_OPTIONAL, None)
-            out["additionalProperties"] = value
-        if not props and extra is None and "x-kubernetes-preserve-unknown-fields" not in out:
+            out["additionalProperties"] = _nullable_if_optional(value)
+        if "properties" not in node and extra is None:
             out["x-kubernetes-preserve-unknown-fields"] = True  # a bare `dict`
 
 
-def prose(text: str) -> str:
-    """A docstring as a description: lines of a paragraph joined, paragraphs kept."""
-    paragraphs = [" ".join(p.split()) for p in re.split(r"\n\s*\n", text.strip())]
-    return "\n".join(p for p in paragraphs if p)
-
-
-def _ordered(node: Schema) -> Schema:
-    out = {key: node[key] for key in ORDER if key in node}
-    if node.get(_OPTIONAL):
-        out[_OPTIONAL] = True
-    return out
-
-
-def _dotted(path: Path) -> str:
-    text = ""
-    for part in path:
-        if part in ("[*]", "*"):
-            text += "[*]" if part == "[*]" else "[key]"
-        else:
-            text += f".{part}" if text else part
-    return text
-
-
-# -- naming the Python type at a path, for error messages -------------------------------------
-def _strip(annotation: Any) -> Any:
-    """`Annotated[X, ...]` -> X, `X | None` -> X."""
-    while True:
-        origin = typing.get_origin(annotation)
-        if origin is typing.Annotated:
-            annotation = typing.get_args(annotation)[0]
-            continue
-        if origin in (typing.Union, types.UnionType):
-            args = [a for a in typing.get_args(annotation) if a is not type(None)]
-            if len(args) == 1:
-                annotation = args[0]
-                continue
-        return annotation
-
-
-def _annotation_at(model: type[BaseModel], path: Path) -> Any:
-    current: Any = model
-    for part in path:
-        current = _strip(current)
-        if part in ("[*]", "*"):
-            args = typing.get_args(current)
-            current = args[-1] if args else Any
-            continue
-        if not (isinstance(current, type) and issubclass(current, BaseModel)):
-            return current
-        for name, field in current.model_fields.items():
-            if part in (name, field.alias, field.serialization_alias):
-                current = field.annotation
-                break
-        else:
-            return current
-    return _strip(current)
-
-
-def _type_name(annotation: Any) -> str:
-    if isinstance(annotation, type) and not typing.get_args(annotation):
-        return annotation.__name__
-    text = repr(annotation).replace("typing.", "")
-    for arg in typing.get_args(annotation):
-        if isinstance(arg, type):
-            text = text.replace(repr(arg), arg.__name__).replace(
-                f"{arg.__module__}.{arg.__qualname__}", arg.__name__)
-    return text
+def _nullable_if_optional(node: Schema) -> Schema:
+    """A node that must be present but may be None: `nullable: true` (in its ORDER place)."""
+    if not node.pop(_OPTIONAL, False):
+        return node
+    node["nullable"] = True
+    return {key: node[key] for key in ORDER if key in node}
