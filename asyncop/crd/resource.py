@@ -161,6 +161,13 @@ class CustomResource(Model):
         raw = cache.get(cls.KIND, name, ns or None)
         return None if raw is None else cls.parse(raw)
 
+    def __eq__(self, other: object) -> bool:
+        """Equal fields (the raw object a view was parsed from does not count)."""
+        if not isinstance(other, BaseModel):
+            return NotImplemented
+        return (type(self) is type(other) and self.__dict__ == other.__dict__
+                and self.__pydantic_extra__ == other.__pydantic_extra__)
+
     @property
     def raw(self) -> RawObject:
         """The raw object this was parsed from (never mutate it), else `to_raw()`."""

@@ -70,7 +70,7 @@ def _annotation_at(model: type[BaseModel], path: Path) -> Any:
 def _type_name(annotation: Any) -> str:
     if isinstance(annotation, type) and not typing.get_args(annotation):
         return annotation.__name__
-    text = repr(annotation).replace("typing.", "")
+    text = repr(annotation).replace("typing.", "").replace("collections.abc.", "")
     for arg in _walk_args(annotation):
         if isinstance(arg, type):
             text = text.replace(f"{arg.__module__}.{arg.__qualname__}", arg.__name__)

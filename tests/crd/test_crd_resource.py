@@ -1,248 +1,217 @@
-"""CustomResource declarations, CRD assembly (versions, columns, scale), YAML, typed access."""
+"""CustomResource (asyncop/crd/resource.py): the declaration, the Kind, typed access offline.
+
+The typed access against a real API server (write_status, from_cache over a live Cache) is
+in test_crd_server.py.
+"""
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+import datetime
+from typing import Annotated, Any, Literal
 
 import pytest
-import yaml
 from pydantic import Field, ValidationError
 
-from asyncop.api import Kind, RawObject, Request
+from asyncop.api import Kind, KindSource, RawObject, Request, kind_of
 from asyncop.crd import (
     CRDError,
     CustomResource,
+    Int32,
     Model,
+    Nullable,
     ObjectMeta,
-    PrinterColumn,
-    Scale,
-    crd_yaml,
-    crds,
+    ResourceInfo,
     describe_error,
 )
-from asyncop.crd.names import plural_of, version_priority
+from asyncop.crd.names import is_group, plural_of, version_priority
 
 
 class WidgetSpec(Model):
     size: Annotated[int, Field(ge=0, le=10)] = 1
     image: str = "nginx"
+    extra_args: list[str] = []
+    port: Int32 = 80
 
 
 class WidgetStatus(Model):
     replicas: int = 0
-    selector: str | None = None
     pod_names: list[str] = []
+    phase: Literal["Pending", "Ready"] | None = None
+    since: datetime.datetime | None = None
 
 
-class Widget(CustomResource, group="example.com", version="v1", short_names=("wd",),
-             categories=("all",), storage=True,
-             printer_columns=(PrinterColumn("Size", ".spec.size", type="integer"),
-                              PrinterColumn("Age", ".metadata.creationTimestamp", type="date")),
-             scale=Scale(".spec.size", ".status.replicas", ".status.selector"),
-             selectable_fields=(".spec.image",)):
+class Widget(CustomResource, group="example.com", version="v1"):
     """A widget."""
 
     spec: WidgetSpec
     status: WidgetStatus | None = None
 
 
-class WidgetV1Beta1(CustomResource, group="example.com", version="v1beta1", kind="Widget",
-                    short_names=("wd",), categories=("all",), deprecated=True,
-                    deprecation_warning="example.com/v1beta1 Widget is deprecated; use v1"):
-    spec: WidgetSpec
-    status: WidgetStatus | None = None
-
-
-def test_the_kind_is_derived_from_the_declaration() -> None:
+# -- the declaration -------------------------------------------------------------------------
+def test_the_kind_and_the_declaration_come_from_the_class() -> None:
     assert Widget.KIND == Kind("example.com", "v1", "widgets", "Widget", namespaced=True)
-    assert WidgetV1Beta1.KIND == Kind("example.com", "v1beta1", "widgets", "Widget")
+    assert Widget.__resource__ == Widget.info() == ResourceInfo(
+        group="example.com", version="v1", kind="Widget", plural="widgets", singular="widget",
+        status_subresource=True)
+    source: KindSource = Widget  # a resource class is a KindSource for the runtime
+    assert kind_of(source) is Widget.KIND
 
-    class Policy(CustomResource, group="example.com", version="v1", scope="Cluster"):
-        pass
+    class Policy(CustomResource, group="example.com", version="v1beta1", scope="Cluster"):
+        spec: WidgetSpec | None = None
 
-    assert Policy.KIND == Kind("example.com", "v1", "policies", "Policy", namespaced=False)
+    assert Policy.KIND == Kind("example.com", "v1beta1", "policies", "Policy",
+                               namespaced=False)
+    assert Policy.info().status_subresource is False
 
 
-@pytest.mark.parametrize(("kind", "plural"), [("Memcached", "memcacheds"), ("Policy", "policies"),
-                                              ("Box", "boxes"), ("Gateway", "gateways"),
-                                              ("Match", "matches"), ("Bus", "buses")])
-def test_plurals(kind: str, plural: str) -> None:
+def test_kind_plural_and_singular_can_be_declared() -> None:
+    class WidgetV2(CustomResource, group="example.com", version="v2", kind="Widget",
+                   plural="widgetz", singular="wdgt", status_subresource=False):
+        status: WidgetStatus | None = None
+
+    assert WidgetV2.KIND == Kind("example.com", "v2", "widgetz", "Widget")
+    assert (WidgetV2.info().singular, WidgetV2.info().status_subresource) == ("wdgt", False)
+
+
+@pytest.mark.parametrize(("kind", "plural"), [
+    ("Memcached", "memcacheds"), ("Policy", "policies"), ("Box", "boxes"), ("Gateway",
+    "gateways"), ("Match", "matches"), ("Bus", "buses"), ("Wish", "wishes"), ("Quiz",
+    "quizes"), ("Day", "days"), ("At", "ats"), ("CrdKind", "crdkinds")])
+def test_plurals_follow_simple_english_rules(kind: str, plural: str) -> None:
     assert plural_of(kind) == plural
 
 
 def test_versions_sort_like_kubernetes() -> None:
-    names = ["v1alpha1", "v2", "v1beta1", "foo", "v1", "v1beta2", "v10alpha1"]
+    names = ["v1alpha1", "v2", "v1beta1", "foo", "v1", "v1beta2", "v10alpha1", "bar", "v11"]
     assert sorted(names, key=version_priority) == [
-        "v2", "v1", "v1beta2", "v1beta1", "v10alpha1", "v1alpha1", "foo"]
+        "v11", "v2", "v1", "v1beta2", "v1beta1", "v10alpha1", "v1alpha1", "bar", "foo"]
 
 
-def test_one_crd_with_every_version_and_one_storage_version() -> None:
-    (crd,) = crds(WidgetV1Beta1, Widget)
-    spec = crd["spec"]
-    assert crd["metadata"] == {"name": "widgets.example.com"}
-    assert spec["names"] == {"plural": "widgets", "singular": "widget", "kind": "Widget",
-                             "listKind": "WidgetList", "shortNames": ["wd"],
-                             "categories": ["all"]}
-    v1, v1beta1 = spec["versions"]
-    assert (v1["name"], v1["served"], v1["storage"]) == ("v1", True, True)
-    assert (v1beta1["name"], v1beta1["storage"], v1beta1["deprecated"]) == ("v1beta1", False, True)
-    assert v1beta1["deprecationWarning"].endswith("use v1")
-    assert v1["subresources"] == {"status": {}, "scale": {
-        "specReplicasPath": ".spec.size", "statusReplicasPath": ".status.replicas",
-        "labelSelectorPath": ".status.selector"}}
-    assert v1["additionalPrinterColumns"][0] == {"name": "Size", "type": "integer",
-                                                  "jsonPath": ".spec.size"}
-    assert v1["selectableFields"] == [{"jsonPath": ".spec.image"}]
-    assert v1["schema"]["openAPIV3Schema"]["description"] == "A widget."
+def test_group_names() -> None:
+    assert is_group("cache.example.com") and is_group("a.b")
+    assert not is_group("example") and not is_group("Example.com") and not is_group("a..b")
 
 
-def test_yaml_is_stable_and_round_trips() -> None:
-    (crd,) = crds(Widget, WidgetV1Beta1)
-    text = crd_yaml(crd, header="Generated for a test")
-    assert text.startswith("# Generated for a test\napiVersion: apiextensions.k8s.io/v1\n")
-    assert yaml.safe_load(text) == crd
-    assert crd_yaml(crds(WidgetV1Beta1, Widget)[0], header="Generated for a test") == text
-    assert "\n    - name: v1\n" in text  # lists indented under their key
+# -- construction and the apiVersion/kind fields ---------------------------------------------
+def test_api_version_and_kind_are_filled_when_constructing() -> None:
+    w = Widget(spec=WidgetSpec())
+    assert (w.api_version, w.kind) == ("example.com/v1", "Widget")
+    assert Widget.model_fields["kind"].default == "Widget"
+    assert CustomResource.model_fields["kind"].default == ""  # the base is untouched
 
 
-def declare(**kw: Any) -> type[CustomResource]:
-    class Thing(CustomResource, **kw):  # type: ignore[call-arg]
-        spec: WidgetSpec | None = None
-        status: WidgetStatus | None = None
-
-    return Thing
+def test_int32_is_checked_in_python_too() -> None:
+    with pytest.raises(ValidationError):
+        WidgetSpec(port=2**31)
 
 
-@pytest.mark.parametrize(("kw", "message"), [
-    ({"version": "v1"}, 'Thing: no group: declare it as class Thing(CustomResource, '
-                        'group="example.com", version="v1")'),
-    ({"group": "example.com"}, 'Thing: no version: declare it as class Thing(CustomResource, '
-                               'group="example.com", version="v1")'),
-    ({"group": "example", "version": "v1"}, "Thing: group 'example' must be a DNS subdomain "
-                                            "with at least one dot (e.g. cache.example.com)"),
-    ({"group": "example.com", "version": "V1"}, "Thing: version 'V1' must be a DNS-1035 label "
-                                                "such as v1 or v1alpha1"),
-    ({"group": "example.com", "version": "v1", "kind": "thing"},
-     "Thing: kind 'thing' must be UpperCamelCase letters and digits"),
-    ({"group": "example.com", "version": "v1", "short_names": ("T_1",)},
-     "Thing: short name 'T_1' must be a lower-case DNS-1035 label"),
-    ({"group": "example.com", "version": "v1", "scope": "Global"},
-     'Thing: scope \'Global\' must be "Namespaced" or "Cluster"'),
-])
-def test_declaration_mistakes_fail_at_class_creation(kw: dict[str, Any], message: str) -> None:
-    with pytest.raises(CRDError) as info:
-        declare(**kw)
-    assert str(info.value) == message
-
-
-def test_an_abstract_base_has_no_crd() -> None:
-    class Base(CustomResource):
-        spec: WidgetSpec | None = None
-
-    with pytest.raises(CRDError, match=r"^Base: no group: declare it"):
-        crds(Base)
-
-
-@pytest.mark.parametrize(("kw", "message"), [
-    ({"printer_columns": (PrinterColumn("X", ".spec.sise"),)},
-     "Thing: printer column 'X': .spec.sise names no declared field"),
-    ({"printer_columns": (PrinterColumn("X", ".spec.image", type="integer"),)},
-     "Thing: printer column 'X': .spec.image is a string, not integer"),
-    ({"scale": Scale(".spec.image", ".status.replicas")},
-     "Thing: scale specReplicasPath: .spec.image must be an integer field"),
-    ({"scale": Scale(".metadata.generation", ".status.replicas")},
-     "Thing: scale specReplicasPath: .metadata.generation must be under .spec or .status"),
-    ({"selectable_fields": (".status.podNames",)},
-     "Thing: selectable field .status.podNames must be a string, integer or boolean field"),
-])
-def test_paths_must_name_declared_fields(kw: dict[str, Any], message: str) -> None:
-    thing = declare(group="example.com", version="v1", **kw)
-    with pytest.raises(CRDError) as info:
-        crds(thing)
-    assert str(info.value) == message
-
-
-def test_printer_columns_may_select_list_items() -> None:
-    thing = declare(group="example.com", version="v1", printer_columns=(
-        PrinterColumn("First", ".status.podNames[0]"),
-        PrinterColumn("Age", ".metadata.creationTimestamp", type="date")))
-    assert crds(thing)[0]["spec"]["versions"][0]["additionalPrinterColumns"][0]["jsonPath"] == (
-        ".status.podNames[0]")
-
-
-def test_versions_must_agree_and_have_one_storage() -> None:
-    other = declare(group="example.com", version="v2", kind="Widget", short_names=("wd",),
-                    categories=("all",))
-    with pytest.raises(CRDError, match=r"^widgets.example.com: 0 storage versions among"):
-        crds(other, WidgetV1Beta1)
-    cluster = declare(group="example.com", version="v2", kind="Widget", scope="Cluster",
-                      short_names=("wd",), categories=("all",), storage=True)
-    expected = r"^Widget: versions of widgets.example.com disagree on kind, scope or names \(Thing "
-    with pytest.raises(CRDError, match=expected):
-        crds(cluster, Widget)
-
-
-# -- typed access -----------------------------------------------------------------------------
+# -- parse, describe_error, to_raw -----------------------------------------------------------
 RAW: RawObject = {  # type: ignore[typeddict-unknown-key]
     "apiVersion": "example.com/v1", "kind": "Widget",
     "metadata": {"name": "w", "namespace": "default", "resourceVersion": "7", "uid": "u1",
-                 "generation": 2, "managedFields": [{"manager": "kubectl"}]},
-    "spec": {"size": 3, "future": "ignored"},
-    "status": {"replicas": 1, "podNames": ["a"]},
+                 "generation": 2, "creationTimestamp": "2026-01-02T03:04:05Z",
+                 "managedFields": [{"manager": "kubectl"}]},
+    "spec": {"size": 3, "extraArgs": ["-v"], "future": "ignored"},
+    "status": {"replicas": 1, "podNames": ["a"], "since": "2026-01-02T03:04:05Z"},
 }
 
 
-def test_parse_is_typed_and_keeps_the_raw_object() -> None:
+def test_parse_is_typed_keeps_the_raw_object_and_never_mutates_it() -> None:
+    before = repr(RAW)
     w = Widget.parse(RAW)
-    assert w.spec.size == 3 and w.spec.image == "nginx"
+    assert (w.spec.size, w.spec.image, w.spec.extra_args) == (3, "nginx", ["-v"])
     assert w.status is not None and w.status.pod_names == ["a"]
+    assert w.status.since == datetime.datetime(2026, 1, 2, 3, 4, 5, tzinfo=datetime.UTC)
     assert w.metadata.resource_version == "7" and w.metadata.generation == 2
+    assert w.metadata.model_extra == {"managedFields": [{"manager": "kubectl"}]}
     assert w.raw is RAW
-    assert RAW["spec"] == {"size": 3, "future": "ignored"}  # never mutated
+    assert repr(RAW) == before
 
 
-def test_parse_errors_read_well() -> None:
-    bad = {**RAW, "spec": {"size": 11, "image": 5}}
+def test_parse_accepts_python_names_too() -> None:
+    w = Widget.parse({"spec": {"extra_args": ["-x"]}})  # type: ignore[typeddict-unknown-key]
+    assert w.spec.extra_args == ["-x"] and w.kind == "Widget"
+
+
+def test_describe_error_reads_well() -> None:
+    bad = {**RAW, "spec": {"size": 11, "image": 5, "extraArgs": ["ok", 3]}}
     with pytest.raises(ValidationError) as info:
         Widget.parse(bad)  # type: ignore[arg-type]
     assert describe_error(info.value) == (
         "spec.size: Input should be less than or equal to 10; "
-        "spec.image: Input should be a valid string")
+        "spec.image: Input should be a valid string; "
+        "spec.extraArgs[1]: Input should be a valid string")
+    with pytest.raises(ValidationError) as info:
+        Widget.parse({"metadata": {}})  # type: ignore[typeddict-item]
+    assert describe_error(info.value) == "spec: Field required"
 
 
-def test_to_raw_builds_a_new_object() -> None:
-    w = Widget(metadata=ObjectMeta(name="n", namespace="default"), spec=WidgetSpec(size=2))
-    assert w.to_raw() == {"apiVersion": "example.com/v1", "kind": "Widget",
-                          "metadata": {"name": "n", "namespace": "default"},
-                          "spec": {"size": 2, "image": "nginx"}}
+def test_to_raw_builds_the_object_the_api_wants() -> None:
+    class Spec(Model):
+        size: int = 1
+        note: str | None = None
+        must: int | None
+        maybe: Annotated[str | None, Nullable] = None
+        names: list[str | None] = []
+
+    class Thing(CustomResource, group="example.com", version="v1"):
+        spec: Spec
+        status: WidgetStatus | None = None
+
+    t = Thing(metadata=ObjectMeta(name="n", namespace="default", labels={"a": "b"}),
+              spec=Spec(must=None, names=["x", None]))
+    raw = t.to_raw()
+    assert raw == {"apiVersion": "example.com/v1", "kind": "Thing",
+                   "metadata": {"name": "n", "namespace": "default", "labels": {"a": "b"}},
+                   "spec": {"size": 1, "must": None, "maybe": None, "names": ["x", None]}}
+    assert list(raw) == ["apiVersion", "kind", "metadata", "spec"]
+    assert Thing.parse(raw) == t
+    assert t.raw == raw  # not parsed: raw is to_raw()
 
 
 def test_from_cache_reads_a_request_or_a_name() -> None:
     class Cache:
+        """A dict-backed reader with the Cache's `get` signature."""
+
+        def __init__(self, objects: dict[tuple[str, str | None], RawObject]) -> None:
+            self.objects = objects
+
         def get(self, kind: Kind, name: str, namespace: str | None = None) -> RawObject | None:
-            assert kind == Widget.KIND
-            return RAW if (name, namespace) == ("w", "default") else None
+            return self.objects.get((name, namespace)) if kind == Widget.KIND else None
 
-    found = Widget.from_cache(Cache(), Request("w", "default"))
-    assert found is not None and found.spec.size == 3
-    assert Widget.from_cache(Cache(), "w", "default") is not None
-    assert Widget.from_cache(Cache(), Request("gone", "default")) is None
+    cache = Cache({("w", "default"): RAW})
+    found = Widget.from_cache(cache, Request("w", "default"))
+    assert found is not None and found.spec.size == 3 and found.raw is RAW
+    assert Widget.from_cache(cache, "w", "default") == found
+    assert Widget.from_cache(cache, Request("gone", "default")) is None
 
 
-async def test_write_status_sends_the_parsed_object_with_the_new_status() -> None:
-    sent: list[RawObject] = []
+async def test_write_status_needs_a_status_subresource() -> None:
+    class Quiet(CustomResource, group="example.com", version="v1", status_subresource=False):
+        status: WidgetStatus | None = None
 
-    class Client:
+    class Unused:
         async def update_status(self, kind: Kind, obj: RawObject) -> RawObject:
-            sent.append(obj)
-            return {**obj, "metadata": {**obj["metadata"], "resourceVersion": "8"}}
+            raise AssertionError("not reached")
 
-    w = Widget.parse(RAW)
-    same = WidgetStatus(replicas=1, pod_names=["a"])
-    assert await w.write_status(Client(), same) is None and sent == []
-    stored = await w.write_status(Client(), WidgetStatus(replicas=2, pod_names=["a", "b"]))
-    assert stored is not None and stored.metadata.resource_version == "8"
-    (body,) = sent
-    assert body["metadata"]["resourceVersion"] == "7"  # optimistic concurrency
-    assert body["status"] == {"replicas": 2, "podNames": ["a", "b"]}
-    assert body["spec"] == RAW["spec"] and RAW["status"] == {"replicas": 1, "podNames": ["a"]}
+    with pytest.raises(CRDError, match=r"^Quiet: no status subresource to write$"):
+        await Quiet().write_status(Unused(), WidgetStatus())
+
+
+async def test_write_status_rejects_a_status_that_does_not_fit_the_model() -> None:
+    class Unused:
+        async def update_status(self, kind: Kind, obj: RawObject) -> RawObject:
+            raise AssertionError("not reached")
+
+    with pytest.raises(ValidationError):
+        await Widget.parse(RAW).write_status(Unused(), {"replicas": "many"})
+
+
+def test_typed_fields_other_than_spec_and_status() -> None:
+    class Config(CustomResource, group="example.com", version="v1"):
+        data: dict[str, str] = {}
+        binary_data: dict[str, Any] = {}
+
+    assert list(Config.schema()["properties"]) == ["apiVersion", "kind", "metadata", "data",
+                                                   "binaryData"]
+    assert Config.parse({"data": {"a": "b"}}).data == {"a": "b"}  # type: ignore[typeddict-unknown-key]
