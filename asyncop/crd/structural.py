@@ -11,7 +11,8 @@ generated CRD that passes is one the server accepts:
 - `x-kubernetes-list-type` only on arrays; `map` needs object items whose map keys are
   scalar properties that are required or defaulted; `set` needs scalar (or atomic) items;
   `x-kubernetes-map-type` only on objects; an embedded resource is an object;
-- CEL rules have a `rule`, a one-line message and a `reason` kube knows.
+- CEL rules have a `rule`, a one-line message, a `reason` kube knows, a `fieldPath` that
+  is a path, and `optionalOldSelf` only on transition rules (rules that use oldSelf).
 
 `check_root(owner, root)` adds the rules for the top of a resource schema: an object whose
 `apiVersion` and `kind` are plain strings, whose `metadata` says nothing but `type: object`
@@ -129,6 +130,11 @@ def _check_rule(fail: Any, rule: Schema) -> None:
     reason = rule.get("reason")
     if reason is not None and reason not in RULE_REASONS:
         raise fail(f"rule reason {reason!r} is not one of {', '.join(RULE_REASONS)}")
+    if rule.get("optionalOldSelf") is not None and "oldSelf" not in rule["rule"]:
+        raise fail("optional_old_self is only for transition rules (rules that use oldSelf)")
+    field_path = rule.get("fieldPath")
+    if field_path is not None and not field_path.startswith((".", "[")):
+        raise fail(f"rule field_path {field_path!r} must be a path such as .spec.replicas")
 
 
 _SEGMENT = re.compile(r"\.([A-Za-z0-9_\-]+)((?:\[[^\]]*\])*)")

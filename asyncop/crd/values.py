@@ -5,6 +5,7 @@ node is not `nullable` is what kube-apiserver prunes (or rejects), so `to_raw()`
 writes and CRD defaults leave them out instead. Nulls inside a node that preserves unknown
 fields are kept (the server keeps them too). With `sort_sets=True`, lists of
 `x-kubernetes-list-type: set` are sorted, so defaults built from Python sets are stable.
+`strip_nulls(value)` drops every null, for values with no schema to consult.
 
 Invariant: pure; the input is never mutated (dicts and lists come back as new containers).
 """

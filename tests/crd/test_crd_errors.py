@@ -125,6 +125,10 @@ SCHEMA_ERRORS: list[tuple[str, type[BaseModel], str]] = [
      "Bad: spec.n: rule message 'two\\nlines' must be one non-empty line"),
     ("empty rule", _spec(n=(Annotated[int, Rule("")], 1)),
      "Bad: spec.n: a validation rule needs a rule"),
+    ("old self", _spec(n=(Annotated[int, Rule("self > 0", optional_old_self=True)], 1)),
+     "Bad: spec.n: optional_old_self is only for transition rules (rules that use oldSelf)"),
+    ("field path", _spec(n=(Annotated[int, Rule("self > 0", field_path="spec.n")], 1)),
+     "Bad: spec.n: rule field_path 'spec.n' must be a path such as .spec.replicas"),
     ("unknown format", _spec(s=(Annotated[str, Format("semver")], "")),
      "Bad: spec.s: format 'semver' is not one kube-apiserver knows (bsonobjectid, byte, cidr, "
      "creditcard, date, date-time, datetime, double, duration, email, float, hexcolor, "
@@ -187,7 +191,7 @@ def declare(with_status: bool = True, **kw: Any) -> type[CustomResource]:
 OK = {"group": "example.com", "version": "v1"}
 DECLARATION_ERRORS: list[tuple[dict[str, Any], str]] = [
     ({"version": "v1"}, 'Thing: no group: declare it as class Thing(CustomResource, '
-                        'group="example.com", version="v1")'),
+                        'group="cache.example.com", version="v1")'),
     ({"group": "example.com"}, 'Thing: no version: declare it as class Thing(CustomResource, '
                                'group="example.com", version="v1")'),
     ({"group": "example", "version": "v1"}, "Thing: group 'example' must be a DNS subdomain "
@@ -287,8 +291,8 @@ def test_an_abstract_base_has_no_crd() -> None:
     class Base(CustomResource):
         spec: WidgetSpec | None = None
 
-    message = ('Base: no group: declare it as class Base(CustomResource, group="example.com", '
-               'version="v1")')
+    message = ('Base: no group: declare it as class Base(CustomResource, '
+               'group="cache.example.com", version="v1")')
     for call in (Base.schema, Base.crd, lambda: crds(Base)):
         with pytest.raises(CRDError) as info:
             call()

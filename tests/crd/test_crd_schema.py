@@ -403,7 +403,7 @@ class Range(Model, rules=[Rule("self.low <= self.high", message="low must not ex
 
 def test_cel_rules_on_fields_models_and_the_root() -> None:
     class Spec(Model, rules=[Rule("has(self.replicas)", reason="FieldValueRequired")]):
-        replicas: Annotated[int, Rule("self >= 0", message="no negatives",
+        replicas: Annotated[int, Rule("self >= oldSelf", message="no shrinking",
                                       message_expression="'got ' + string(self)",
                                       reason="FieldValueInvalid", field_path=".replicas",
                                       optional_old_self=True)] = 1
@@ -419,7 +419,7 @@ def test_cel_rules_on_fields_models_and_the_root() -> None:
     assert spec["x-kubernetes-validations"] == [{"rule": "has(self.replicas)",
                                                  "reason": "FieldValueRequired"}]
     assert spec["properties"]["replicas"]["x-kubernetes-validations"] == [{
-        "rule": "self >= 0", "message": "no negatives",
+        "rule": "self >= oldSelf", "message": "no shrinking",
         "messageExpression": "'got ' + string(self)", "reason": "FieldValueInvalid",
         "fieldPath": ".replicas", "optionalOldSelf": True}]
     assert spec["properties"]["window"]["x-kubernetes-validations"] == [
