@@ -110,7 +110,7 @@ def declare(name: str, kw: Mapping[str, Any], *, has_status: bool) -> ResourceIn
     group, version = kw.get("group"), kw.get("version")
     if not group:
         raise fail(f'no group: declare it as class {name}(CustomResource, '
-                   f'group="cache.example.com", version="{version or "v1"}")')
+                   f'group="example.com", version="{version or "v1"}")')
     if not isinstance(group, str) or not names.is_group(group):
         raise fail(f"group {group!r} must be a DNS subdomain with at least one dot "
                    "(e.g. cache.example.com)")

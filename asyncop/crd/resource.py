@@ -117,7 +117,7 @@ class CustomResource(Model):
         if cls.__resource__ is None:
             raise CRDError(
                 f"{cls.__name__}: no group: declare it as class {cls.__name__}(CustomResource, "
-                'group="cache.example.com", version="v1")'
+                'group="example.com", version="v1")'
             )
         return cls.__resource__
 

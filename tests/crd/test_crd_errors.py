@@ -191,7 +191,7 @@ def declare(with_status: bool = True, **kw: Any) -> type[CustomResource]:
 OK = {"group": "example.com", "version": "v1"}
 DECLARATION_ERRORS: list[tuple[dict[str, Any], str]] = [
     ({"version": "v1"}, 'Thing: no group: declare it as class Thing(CustomResource, '
-                        'group="cache.example.com", version="v1")'),
+                        'group="example.com", version="v1")'),
     ({"group": "example.com"}, 'Thing: no version: declare it as class Thing(CustomResource, '
                                'group="example.com", version="v1")'),
     ({"group": "example", "version": "v1"}, "Thing: group 'example' must be a DNS subdomain "
@@ -292,7 +292,7 @@ def test_an_abstract_base_has_no_crd() -> None:
         spec: WidgetSpec | None = None
 
     message = ('Base: no group: declare it as class Base(CustomResource, '
-               'group="cache.example.com", version="v1")')
+               'group="example.com", version="v1")')
     for call in (Base.schema, Base.crd, lambda: crds(Base)):
         with pytest.raises(CRDError) as info:
             call()
