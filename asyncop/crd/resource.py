@@ -16,8 +16,9 @@ versions can live in classes with different names), `plural`, `singular`, `scope
 `short_names`, `categories`, `printer_columns`, `status_subresource` (default: on when a
 `status` field is declared), `scale`, `served`, `storage` (None: decided when the versions
 are assembled), `deprecated`, `deprecation_warning`, `selectable_fields`; plus `rules=` (CEL
-rules on the root). A subclass with no keywords is an abstract base (no Kind, no CRD);
-keywords are not inherited. The class gets `KIND` (the runtime's `Kind`) and `__resource__`
+rules on the root). A subclass of CustomResource with no keywords is an abstract base
+(shared fields; no Kind, no CRD); keywords are not inherited, so a subclass of a resource
+declares its own. The class gets `KIND` (the runtime's `Kind`) and `__resource__`
 (the checked `ResourceInfo`); `schema()` and `crd()` give its openAPIV3Schema and a CRD with
 just this version.
 
@@ -96,9 +97,9 @@ class CustomResource(Model):
         if not declared:
             parent = next((b for b in cls.__mro__[1:] if getattr(b, "__resource__", None)), None)
             if parent is not None:
-                raise CRDError(f"{cls.__name__}: no group: a subclass of the resource "
-                               f"{parent.__name__} declares its own keywords (group=..., "
-                               "version=..., kind=...)")
+                raise CRDError(f"{cls.__name__}: subclasses the resource {parent.__name__}; "
+                               "declare its own group=..., version=... (and kind=... for "
+                               "another version of the same kind)")
             cls.__resource__ = None  # an abstract base: no Kind, no CRD
             return
         info = declare(cls.__name__, declared, has_status="status" in cls.model_fields)

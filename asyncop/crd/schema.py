@@ -110,7 +110,7 @@ class _Converter:
             return self.convert_node(node, path)
         if name in self.stack:
             raise self.error(path, f"{name} refers to itself; a structural schema cannot "
-                             "recurse (cut the cycle with a dict[str, Any] field)")
+                             "recurse (use a dict[str, Any] field to cut the cycle)")
         self.stack.append(name)
         try:
             return self.convert_node(node, path)
@@ -169,7 +169,8 @@ class _Converter:
                              "str/int/float/bool, list[...], dict[str, ...] or a Model)")
         if "prefixItems" in node:
             items = [self.resolve(i) for i in node["prefixItems"]]
-            if node.get("items") not in (None, False) or any(i != items[0] for i in items):
+            if not items or node.get("items") not in (None, False) or any(
+                    i != items[0] for i in items):
                 raise self.error(path, f"{self.type_name(path)} has no OpenAPI mapping (use "
                                  "list[...] or a Model)")
             node = {k: v for k, v in node.items() if k != "prefixItems"}

@@ -95,7 +95,7 @@ SCHEMA_ERRORS: list[tuple[str, type[BaseModel], str]] = [
      "list[...], dict[str, ...] or a Model)"),
     ("recursion", _spec(root=(Node | None, None)),
      "Bad: spec.root.children[*]: Node refers to itself; a structural schema cannot recurse "
-     "(cut the cycle with a dict[str, Any] field)"),
+     "(use a dict[str, Any] field to cut the cycle)"),
     ("mixed enum", _spec(level=(Literal["low", 1], "low")),
      "Bad: spec.level: enum values 'low', 1 mix types; a structural enum has one type"),
     ("only None", _spec(nothing=(None, None)),
@@ -276,8 +276,9 @@ def test_a_subclass_of_a_resource_declares_its_own_keywords() -> None:
     with pytest.raises(CRDError) as info:
         class Child(parent):  # type: ignore[valid-type,misc]
             pass
-    assert str(info.value) == ("Child: no group: a subclass of the resource Thing declares its "
-                               "own keywords (group=..., version=..., kind=...)")
+    assert str(info.value) == ("Child: subclasses the resource Thing; declare its own "
+                               "group=..., version=... (and kind=... for another version of "
+                               "the same kind)")
 
 
 def test_an_unknown_keyword_on_a_model() -> None:

@@ -215,3 +215,17 @@ def test_typed_fields_other_than_spec_and_status() -> None:
     assert list(Config.schema()["properties"]) == ["apiVersion", "kind", "metadata", "data",
                                                    "binaryData"]
     assert Config.parse({"data": {"a": "b"}}).data == {"a": "b"}  # type: ignore[typeddict-unknown-key]
+
+
+def test_a_new_version_may_subclass_an_old_one_with_its_own_keywords() -> None:
+    class WidgetV2(Widget, group="example.com", version="v2", kind="Widget", storage=True):
+        """A widget, v2."""
+
+        color: str = "red"
+
+    assert WidgetV2.KIND == Kind("example.com", "v2", "widgets", "Widget")
+    assert Widget.KIND.version == "v1" and Widget.model_fields["api_version"].default == (
+        "example.com/v1")
+    assert WidgetV2(spec=WidgetSpec()).api_version == "example.com/v2"
+    assert list(WidgetV2.schema()["properties"]) == ["apiVersion", "kind", "metadata", "spec",
+                                                     "status", "color"]
