@@ -228,15 +228,19 @@ def _normal(cls: type[CustomResource], status: Any, *, strict: bool) -> Any:
     status that does not fit the model raises (else it is compared as it is)."""
     if status is None:
         return None
-    if isinstance(status, BaseModel):
-        status = status.model_dump(mode="json", by_alias=True)
     model = _status_model(cls)
-    if model is not None:
+    if model is not None and isinstance(status, model):
+        status = status.model_dump(mode="json", by_alias=True)  # already through the model
+    elif model is not None:
+        if isinstance(status, BaseModel):
+            status = status.model_dump(mode="json", by_alias=True)
         try:
             status = model.model_validate(status).model_dump(mode="json", by_alias=True)
         except ValidationError:
             if strict:
                 raise
+    elif isinstance(status, BaseModel):
+        status = status.model_dump(mode="json", by_alias=True)
     schema = _or_none(cls)
     node = ((schema or {}).get("properties") or {}).get("status")
     return strip_nulls(status) if node is None else wire_value(status, node)
