@@ -30,16 +30,14 @@ from asyncop.crd.structural import check_root, node_at
 if TYPE_CHECKING:
     from asyncop.crd.resource import CustomResource
 
-_CONVENTIONS = ("https://git.k8s.io/community/contributors/devel/sig-architecture/"
-                "api-conventions.md")
 API_VERSION: Schema = {"type": "string", "description": (
     "APIVersion defines the versioned schema of this representation of an object. Servers "
     "should convert recognized schemas to the latest internal value, and may reject "
-    f"unrecognized values. More info: {_CONVENTIONS}#resources")}
+    "unrecognized values.")}
 KIND: Schema = {"type": "string", "description": (
     "Kind is a string value representing the REST resource this object represents. Servers "
     "may infer this from the endpoint the client submits requests to. Cannot be updated. In "
-    f"CamelCase. More info: {_CONVENTIONS}#types-kinds")}
+    "CamelCase.")}
 _TYPE_META = ("apiVersion", "kind", "metadata")
 _METADATA_FIELDS = ("name", "namespace", "uid", "generation", "resourceVersion",
                     "creationTimestamp", "deletionTimestamp", "labels", "annotations",
