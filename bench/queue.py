@@ -20,10 +20,11 @@ import time
 
 import orjson
 import structlog
+from _fakes import FakeCache
 
 from asyncop.api import Kind, RawObject, Request
 from asyncop.clock import RealClock
-from asyncop.runtime.controller import Controller, Handler
+from asyncop.runtime.controller import Controller
 from asyncop.runtime.handlers import for_
 from asyncop.runtime.metrics import Metrics
 from asyncop.runtime.reconcile import reconciler
@@ -32,34 +33,8 @@ from asyncop.runtime.workqueue import ShutDown, WorkQueue
 FOO = Kind("bench.asyncop.io", "v1", "foos", "Foo")
 
 
-class _Informer:
-    def __init__(self) -> None:
-        self.handlers: list[Handler] = []
-
-    def add_handler(self, handler: Handler) -> None:
-        self.handlers.append(handler)
-
-
-class _Cache:
-    """Just enough of a Cache for a Controller: one informer the bench feeds by hand."""
-
-    def __init__(self) -> None:
-        self.inf = _Informer()
-
-    def informer(self, kind: Kind) -> _Informer:
-        return self.inf
-
-    async def wait_for_sync(self) -> None:
-        return None
-
-    async def wait_for_resource_version(
-        self, kind: Kind, key: str, rv: str | None, *, timeout: float
-    ) -> bool:
-        return True
-
-
 async def run_controller(*, keys: int, workers: int) -> tuple[float, float]:
-    cache = _Cache()
+    cache = FakeCache()
     processed = 0
     all_done = asyncio.get_running_loop().create_future()
 

@@ -27,11 +27,12 @@ from typing import Any
 
 import orjson
 import structlog
+from _fakes import FakeCache
 
 from asyncop.api import Kind, RawObject, Request
 from asyncop.clock import RealClock
 from asyncop.controllers.at import At
-from asyncop.runtime.controller import Controller, Handler
+from asyncop.runtime.controller import Controller
 from asyncop.runtime.handlers import for_
 from asyncop.runtime.metrics import Metrics
 from asyncop.runtime.reconcile import Result, reconciler
@@ -96,38 +97,9 @@ def micro(repeat: int) -> dict[str, float]:
     return {k: round(v, 2) for k, v in out.items()}
 
 
-class _Informer:
-    def __init__(self) -> None:
-        self.handlers: list[Handler] = []
-
-    def add_handler(self, handler: Handler) -> None:
-        self.handlers.append(handler)
-
-
-class _Cache:
-    """A Store-like cache of the sample Ats and the one informer the bench feeds."""
-
-    def __init__(self, objs: list[RawObject]) -> None:
-        self.inf = _Informer()
-        self.objs = {(o["metadata"]["namespace"], o["metadata"]["name"]): o for o in objs}
-
-    def informer(self, kind: Kind) -> _Informer:
-        return self.inf
-
-    def get(self, kind: Kind, name: str, namespace: str | None = None) -> RawObject | None:
-        return self.objs.get((namespace or "", name))
-
-    async def wait_for_sync(self) -> None:
-        return None
-
-    async def wait_for_resource_version(self, kind: Kind, key: str, rv: str | None, *,
-                                        timeout: float) -> bool:
-        return True
-
-
 async def controller(*, keys: int, typed: bool) -> tuple[float, float]:
     objs = [sample(i) for i in range(keys)]
-    cache = _Cache(objs)
+    cache = FakeCache(objs)
     processed = 0
     done = asyncio.get_running_loop().create_future()
 

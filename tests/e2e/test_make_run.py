@@ -21,57 +21,34 @@ from asyncop.api import NotFound
 from asyncop.client import Client, load_config
 from asyncop.controllers.kinds import AT
 from asyncop.testing import eventually
+from tests.e2e.proclines import Lines
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
-class Run:
-    def __init__(self, proc: asyncio.subprocess.Process) -> None:
-        self.proc = proc
-        self.lines: list[str] = []
-        self.reader = asyncio.create_task(self._read())
-
-    async def _read(self) -> None:
-        assert self.proc.stdout is not None
-        async for raw in self.proc.stdout:
-            self.lines.append(raw.decode().rstrip("\n"))
-
-    def find(self, prefix: str) -> str | None:
-        return next((ln[len(prefix):] for ln in self.lines if ln.startswith(prefix)), None)
-
-    async def stop(self, sig: int) -> int:
-        self.proc.send_signal(sig)
-        rc = await asyncio.wait_for(self.proc.wait(), 5)  # a clean exit within 5 s
-        await self.reader
-        return rc
-
-
 @pytest.fixture
 async def start_run() -> AsyncIterator[object]:
-    runs: list[Run] = []
+    runs: list[Lines] = []
 
-    async def start(*extra: str) -> Run:
+    async def start(*extra: str) -> Lines:
         proc = await asyncio.create_subprocess_exec(
             sys.executable, "-m", "asyncop", "run", "--embedded", "--install-crds",
             "--log-level", "warning", *extra,
             cwd=ROOT, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL,
             env={**os.environ, "PYTHONUNBUFFERED": "1"},
         )
-        run = Run(proc)
+        run = Lines(proc)
         runs.append(run)
         return run
 
     yield start
     for run in runs:
-        if run.proc.returncode is None:
-            run.proc.kill()
-            await run.proc.wait()
-        run.reader.cancel()
+        await run.kill()
 
 
 async def test_make_run_brings_example_at_to_done(start_run: object, tmp_path: Path) -> None:
-    run: Run = await start_run("--apply", "samples/")  # type: ignore[operator]
-    kubeconfig = await eventually(lambda: run.find("kubeconfig: "), timeout=30)
+    run: Lines = await start_run("--apply", "samples/")  # type: ignore[operator]
+    kubeconfig = await run.wait_for("kubeconfig: ")
     assert any(ln.startswith("try: kubectl --kubeconfig ") for ln in run.lines)
     assert _exists(kubeconfig)
     async with Client(await load_config(kubeconfig=kubeconfig)) as client:
@@ -90,7 +67,7 @@ async def test_make_run_brings_example_at_to_done(start_run: object, tmp_path: P
     if shutil.which("kubectl"):  # the printed hint works as printed
         out = await _kubectl(hint.removeprefix("try: kubectl ").split(), tmp_path)
         assert "example-at " in out and "DONE" in out and "example-foo" in out
-    assert await run.stop(signal.SIGINT) == 0  # Ctrl-C (SIGTERM: tests/test_cli.py)
+    assert await run.stop(signal.SIGINT, timeout=5) == 0  # Ctrl-C, a clean exit within 5 s
     assert not _exists(kubeconfig)  # the temporary kubeconfig is cleaned up
 
 

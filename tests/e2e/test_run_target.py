@@ -23,11 +23,11 @@ from asyncop.api.kinds import CONFIGMAP
 from asyncop.cli import main
 from asyncop.client import Client, load_config
 from asyncop.testing import eventually
+from tests.e2e.proclines import Lines
 
 OPERATOR = '''
 """A user's operator: label every ConfigMap `seen=yes`."""
 from asyncop.api import Request
-from asyncop.api import NotFound
 from asyncop.api.kinds import CONFIGMAP
 from asyncop.runtime.controller import Controller
 from asyncop.runtime.handlers import for_
@@ -66,21 +66,11 @@ async def test_run_a_users_operator_file(tmp_path: Path) -> None:
         cwd=tmp_path, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
         env={**os.environ, "PYTHONUNBUFFERED": "1"},
     )
-    lines: list[str] = []
-
-    async def read() -> None:
-        assert proc.stdout is not None
-        async for raw in proc.stdout:
-            lines.append(raw.decode().rstrip("\n"))
-
-    reader = asyncio.create_task(read())
+    out = Lines(proc)
     try:
-        kubeconfig = await eventually(
-            lambda: next((ln.removeprefix("kubeconfig: ") for ln in lines
-                          if ln.startswith("kubeconfig: ")), None), timeout=30)
-        hint = await eventually(
-            lambda: next((ln for ln in lines if ln.startswith("try: kubectl")), None), timeout=30)
-        assert hint == f"try: kubectl --kubeconfig {kubeconfig} get configmaps"
+        kubeconfig = await out.wait_for("kubeconfig: ")
+        hint = await out.wait_for("try: kubectl")
+        assert hint == f" --kubeconfig {kubeconfig} get configmaps"
         async with Client(await load_config(kubeconfig=kubeconfig)) as client:
             async def labelled() -> bool:
                 try:
@@ -90,13 +80,9 @@ async def test_run_a_users_operator_file(tmp_path: Path) -> None:
                 return (cm["metadata"].get("labels") or {}).get("seen") == "yes"
 
             await eventually(labelled, timeout=30)
-        proc.send_signal(signal.SIGINT)
-        assert await asyncio.wait_for(proc.wait(), 10) == 0
+        assert await out.stop(signal.SIGINT) == 0
     finally:
-        if proc.returncode is None:
-            proc.kill()
-            await proc.wait()
-        await reader
+        await out.kill()
 
 
 def _lines(err: str) -> list[str]:

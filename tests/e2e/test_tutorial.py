@@ -36,6 +36,7 @@ from asyncop.api import Kind, NotFound
 from asyncop.api.kinds import CRD, DEPLOYMENT
 from asyncop.client import Client, load_config
 from asyncop.testing import eventually
+from tests.e2e.proclines import Lines
 
 pytest.importorskip("helm_python")
 
@@ -112,28 +113,18 @@ class Shell:
         site = venv / "lib" / f"python{sys.version_info[0]}.{sys.version_info[1]}" / \
             "site-packages"
         ours = sysconfig.get_paths()["purelib"]
+        # pip, and every dependency, come from this checkout's venv (the Makefile runs
+        # `python -m pip`); mypy reads the plain paths, the runtime the `import` line
         (site / "_tutorial_deps.pth").write_text(
             f"{ROOT}\n{ours}\nimport site; site.addsitedir({ours!r})\n")
-        # pip itself comes from the shared site-packages too
-        (venv / "bin" / "pip").write_text(f"#!/bin/sh\nexec {venv}/bin/python -m pip \"$@\"\n")
 
     async def make_run(self) -> None:
         proc = await asyncio.create_subprocess_exec(
             "bash", "-c", "make run", cwd=self.cwd, env=self.env, start_new_session=True,
             stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT)
-        lines: list[str] = []
-
-        async def read() -> None:
-            assert proc.stdout is not None
-            async for raw in proc.stdout:
-                lines.append(raw.decode().rstrip("\n"))
-
-        reader = asyncio.create_task(read())
+        out = Lines(proc, group=True)
         try:
-            kubeconfig = await eventually(
-                lambda: next((ln.removeprefix("kubeconfig: ") for ln in lines
-                              if ln.startswith("kubeconfig: ")), None),
-                timeout=120, message=f"the kubeconfig line of make run ({lines[-5:]})")
+            kubeconfig = await out.wait_for("kubeconfig: ", timeout=120)
             async with Client(await load_config(kubeconfig=kubeconfig)) as client:
                 async def three_nodes() -> bool:
                     try:
@@ -146,11 +137,8 @@ class Shell:
                 dep = await client.get(DEPLOYMENT, "memcached-sample", namespace="default")
                 assert dep["spec"]["replicas"] == 3
         finally:
-            if proc.returncode is None:
-                os.killpg(proc.pid, signal.SIGINT)  # Ctrl-C
-            await asyncio.wait_for(proc.wait(), 20)
-            await reader
-        assert any("manager started" in ln for ln in lines), lines[-20:]
+            await out.stop(signal.SIGINT)  # Ctrl-C, to the whole process group
+        assert any("manager started" in ln for ln in out.lines), out.lines[-20:]
 
     async def apiserver(self, command: str) -> None:
         proc = await asyncio.create_subprocess_exec(
