@@ -12,7 +12,7 @@ from typing import Any
 
 from aiohttp import web
 
-from asyncop.apiserver import errors, extensions, listing, paths
+from asyncop.apiserver import errors, extensions, listing, paths, sharding
 from asyncop.apiserver.http import (
     TABLE_CT,
     Target,
@@ -101,7 +101,8 @@ class ObjectRoutes:
         q = request.query
         labels = parse_label_selector(q.get("labelSelector"))
         fields = parse_field_selector(q.get("fieldSelector"), rt)
-        match = matcher(labels, fields)
+        shard = sharding.shard_selector(q, enabled=sharding.GATE in self.store.features)
+        match = sharding.with_shard(matcher(labels, fields), shard)
         rv_param = q.get("resourceVersion")
         rvm = q.get("resourceVersionMatch") or ""
         token = q.get("continue") or ""
@@ -140,7 +141,8 @@ class ObjectRoutes:
             if match is not None:
                 items = [o for o in items if match(o)]
             snap_id = ""
-        meta: dict[str, Any] = {"resourceVersion": str(list_rv)}
+        meta: dict[str, Any] = {"resourceVersion": str(list_rv),
+                                **sharding.shard_info(q, shard)}
         page = items[offset:]
         if limit and len(page) > limit:
             if not snap_id:

@@ -20,7 +20,7 @@ import orjson
 from aiohttp import web
 
 from asyncop.api import ApiError
-from asyncop.apiserver import errors, extensions
+from asyncop.apiserver import errors, extensions, sharding
 from asyncop.apiserver.http import Target, partial_metadata, wants_metadata, wants_table
 from asyncop.apiserver.resources import ResourceType
 from asyncop.apiserver.selectors import matcher, parse_field_selector, parse_label_selector
@@ -65,8 +65,9 @@ class WatchRoutes:
         bookmarks = q.get("allowWatchBookmarks", "").lower() in ("true", "1")
         timeout = _float(q.get("timeoutSeconds"))
         rv_text = q.get("resourceVersion") or ""
+        shard = sharding.shard_selector(q, enabled=sharding.GATE in self.store.features)
         watcher = Watcher(gr=rt.gr, namespace=t.namespace if rt.namespaced else None,
-                          name=name, match=matcher(labels, fields),
+                          name=name, match=sharding.with_shard(matcher(labels, fields), shard),
                           queue_size=self.store.watch_queue_size)
         table = wants_table(request)
         projection = _projection(rt, self._views, metadata_only=wants_metadata(request))

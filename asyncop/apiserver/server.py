@@ -35,9 +35,11 @@ class ApiServer:
                  simulators: Any = True, history: int = 10_000,
                  version: tuple[str, str] = ("1", "33"), bookmark_interval: float = 60.0,
                  watch_queue_size: int = 10_000, seed: int | None = None, tls: bool = False,
-                 token: str | None = None, cert_dir: str | Path | None = None) -> None:
+                 token: str | None = None, cert_dir: str | Path | None = None,
+                 feature_gates: dict[str, bool] | None = None) -> None:
         """`tls=True` serves HTTPS with a generated self-signed certificate (in `cert_dir`,
-        or a temporary directory); `token` requires `Authorization: Bearer <token>`."""
+        or a temporary directory); `token` requires `Authorization: Bearer <token>`;
+        `feature_gates` switches gates on or off (ShardedListAndWatch is on by default)."""
         self.host = host
         self.tls = tls
         self.token = token
@@ -51,6 +53,8 @@ class ApiServer:
         self.bookmark_interval = bookmark_interval
         self.watch_queue_size = watch_queue_size
         self.seed = seed
+        gates = {"ShardedListAndWatch": True, **(feature_gates or {})}
+        self.features = frozenset(name for name, on in gates.items() if on)
         self.faults = Faults()
         self._store: Store | None = None
         self._runner: web.AppRunner | None = None
@@ -63,7 +67,8 @@ class ApiServer:
     def store(self) -> Store:
         if self._store is None:
             self._store = Store(clock=self.clock, history=self.history, seed=self.seed,
-                                watch_queue_size=self.watch_queue_size)
+                                watch_queue_size=self.watch_queue_size,
+                                features=self.features)
         return self._store
 
     @property

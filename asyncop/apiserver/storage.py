@@ -52,8 +52,11 @@ class Store:
     """All objects, the resourceVersion counter, the watch hub and the served types."""
 
     def __init__(self, *, clock: Clock, history: int = 10_000, seed: int | None = None,
-                 watch_queue_size: int = 10_000) -> None:
+                 watch_queue_size: int = 10_000,
+                 features: frozenset[str] = frozenset({"ShardedListAndWatch"})) -> None:
         self.clock = clock
+        self.features = features
+        """Enabled feature gates (kube-apiserver's names), e.g. ShardedListAndWatch."""
         self.registry = Registry()
         self.hub = WatchHub(history=history)
         self.rng = random.Random(seed)
