@@ -195,13 +195,19 @@ class Client:
         limit: int | None = None,
         continue_: str | None = None,
         resource_version: str | None = None,
+        shard_selector: str | None = None,
     ) -> dict[str, Any]:
-        """One page of a LIST; `namespace=None` on a namespaced Kind lists all namespaces."""
+        """One page of a LIST; `namespace=None` on a namespaced Kind lists all namespaces.
+
+        `shard_selector` is KEP-5866's `shardSelector`; a server that honours it echoes it in
+        `metadata.shardInfo.selector` (see `asyncop.api.shards`)."""
         params: Params = []
         if label_selector:
             params.append(("labelSelector", label_selector))
         if field_selector:
             params.append(("fieldSelector", field_selector))
+        if shard_selector:
+            params.append(("shardSelector", shard_selector))
         if limit:
             params.append(("limit", str(limit)))
         if continue_:
@@ -327,6 +333,7 @@ class Client:
         field_selector: str | None = None,
         timeout_seconds: int | None = None,
         allow_bookmarks: bool = True,
+        shard_selector: str | None = None,
     ) -> AsyncGenerator[WatchEvent, None]:
         """Raw watch events; ERROR events are yielded as they come (the caller decides).
 
@@ -343,6 +350,8 @@ class Client:
             params.append(("labelSelector", label_selector))
         if field_selector:
             params.append(("fieldSelector", field_selector))
+        if shard_selector:
+            params.append(("shardSelector", shard_selector))
         if timeout_seconds is not None:
             params.append(("timeoutSeconds", str(timeout_seconds)))
         read = (timeout_seconds + 30.0) if timeout_seconds is not None else self.watch_timeout

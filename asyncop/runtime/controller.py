@@ -39,7 +39,7 @@ import asyncio
 import random
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Protocol, cast
 
 import structlog
 
@@ -51,6 +51,8 @@ from asyncop.runtime.ownwrites import OwnWrites
 from asyncop.runtime.ratelimit import RateLimiter
 from asyncop.runtime.rbac import READ, PolicyRule, merge_rules
 from asyncop.runtime.reconcile import Reconciler, Result, TerminalError
+from asyncop.runtime.shardgate import ShardCache, ShardGate
+from asyncop.runtime.shards import ShardScope
 from asyncop.runtime.workqueue import ShutDown, WorkQueue
 
 log = structlog.get_logger("asyncop.runtime.controller")
@@ -105,6 +107,7 @@ class _Run:
     clock: Clock
     stats: ControllerStats | None
     grace: float
+    gate: ShardGate | None = None
     # Workers waiting for the cache to catch up (not yet reconciling): shutdown cancels them.
     catching_up: set[asyncio.Task[None]] = field(default_factory=set)
 
@@ -171,8 +174,12 @@ class Controller:
         metrics: Metrics | None = None,
         client: WriteSource | None = None,
         grace_period: float | None = None,
+        shards: ShardScope | None = None,
     ) -> None:
         """Run until cancelled; cancellation drains in-flight reconciles, then propagates.
+
+        With `shards` (a sharded Manager), only keys of the replica's active shards are
+        enqueued and reconciled (see `asyncop.runtime.shardgate`).
 
         The drain is bounded by the controller's own `grace_period`, else by the one given
         here (the Manager passes its `graceful_shutdown_timeout`), else 10 s. Every event
@@ -185,7 +192,8 @@ class Controller:
         grace = self.grace_period if self.grace_period is not None else grace_period
         try:
             await self._run(cache=cache, clock=clock, metrics=metrics, client=client,
-                            grace=DEFAULT_GRACE_PERIOD if grace is None else grace)
+                            grace=DEFAULT_GRACE_PERIOD if grace is None else grace,
+                            shards=shards)
         finally:
             self._running = False
 
@@ -197,6 +205,7 @@ class Controller:
         metrics: Metrics | None,
         client: WriteSource | None,
         grace: float,
+        shards: ShardScope | None = None,
     ) -> None:
         queue: WorkQueue[str] = WorkQueue(
             clock=clock,
@@ -206,9 +215,15 @@ class Controller:
         )
         self.queue = queue
         stats = metrics.controller(self.name, workers=self.workers) if metrics else None
-        rt = _Run(queue, cache, clock, stats, grace)
+        gate = None
+        if shards is not None:
+            gate = ShardGate(shards, cache=cast(ShardCache, cache), primary=self.primary,
+                             watches=self.watches, queue=queue)
+        rt = _Run(queue, cache, clock, stats, grace, gate)
         registrations = [
-            cache.informer(w.kind).add_handler(w.handler(queue, primary=self.primary))
+            cache.informer(w.kind).add_handler(w.handler(
+                queue, primary=self.primary,
+                admit=gate.admit_for(w) if gate is not None else None))
             for w in self.watches
         ]
         if client is not None:
@@ -236,6 +251,8 @@ class Controller:
             raise
         finally:
             queue.shutdown()
+            if gate is not None:
+                gate.close()
             for registration in registrations:
                 if registration is not None:
                     registration.remove()
@@ -272,6 +289,12 @@ class Controller:
                 if queue.shutting_down:
                     continue  # draining: finish in-flight work only, start nothing new
                 await self._process(rt, key)
+            except asyncio.CancelledError:
+                task = asyncio.current_task()
+                if rt.gate is None or task is None or not rt.gate.take_revoked(task):
+                    raise
+                task.uncancel()  # the key's shard was lost: stop this key, keep working
+                log.warning("reconcile cancelled: shard lost", controller=self.name, key=key)
             except Exception:
                 if not self.recover_panic:
                     raise
@@ -290,7 +313,13 @@ class Controller:
             name=request.name,
             reconcile_id=self._reconcile_id(),
         )
+        shard: int | None = None
         try:
+            if rt.gate is not None:
+                shard = rt.gate.start(key)
+                if shard is None:  # not this replica's (any more): drop it
+                    rt.queue.forget(key)
+                    return
             if self._own_writes.pending:
                 await self._catch_up(rt, key)
                 if rt.queue.shutting_down:
@@ -312,6 +341,8 @@ class Controller:
                             outcome, rt.clock.monotonic() - start, terminal=terminal
                         )
         finally:
+            if shard is not None and rt.gate is not None:
+                rt.gate.finish(key, shard)
             structlog.contextvars.reset_contextvars(**log_context)
 
     async def _reconcile(

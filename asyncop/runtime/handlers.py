@@ -39,6 +39,8 @@ from asyncop.runtime.labels import LabelSelector, parse_selector
 log = structlog.get_logger("asyncop.runtime.handlers")
 
 Mapper = Callable[[RawObject], Iterable[Request]]
+Admit = Callable[[str, RawObject], bool]
+"""`admit(key, event_object)`: whether a key mapped from this event may be enqueued."""
 
 
 class Enqueuer(Protocol):
@@ -116,8 +118,10 @@ class Watch:
     source: KindSource | None = None
     """The resource class the watch was declared with, if any (not a bare Kind)."""
 
-    def handler(self, queue: Enqueuer, *, primary: Kind | None = None) -> EventHandler:
-        """The informer event handler that enqueues this watch's keys onto `queue`."""
+    def handler(self, queue: Enqueuer, *, primary: Kind | None = None,
+                admit: Admit | None = None) -> EventHandler:
+        """The informer event handler that enqueues this watch's keys onto `queue` (only the
+        keys `admit(key, obj)` accepts, when given: a sharded controller's own shards)."""
         if self.target == "self":
             mapper: Mapper = _own_key
         elif self.target == "owner":
@@ -128,7 +132,8 @@ class Watch:
             assert self.mapper is not None
             mapper = self.mapper
         return EventHandler(
-            queue, mapper, self.predicates, kind=self.kind, map_old=self.target != "self"
+            queue, mapper, self.predicates, kind=self.kind, map_old=self.target != "self",
+            admit=admit,
         )
 
 
@@ -177,7 +182,7 @@ def _owner_mapper(primary: Kind) -> Mapper:
 class EventHandler:
     """Informer handler: filter with the predicates, map to keys, `queue.add` each key."""
 
-    __slots__ = ("_kind", "_map_old", "_mapper", "_predicates", "_queue")
+    __slots__ = ("_admit", "_kind", "_map_old", "_mapper", "_predicates", "_queue")
 
     def __init__(
         self,
@@ -187,7 +192,9 @@ class EventHandler:
         *,
         kind: Kind,
         map_old: bool = True,
+        admit: Admit | None = None,
     ) -> None:
+        self._admit = admit
         self._queue = queue
         self._mapper = mapper
         self._predicates = predicates
@@ -223,5 +230,7 @@ class EventHandler:
             except Exception:
                 log.exception("watch mapper failed", kind=str(self._kind))
                 continue
+            admit = self._admit
             for request in requests:
-                self._queue.add(request.key)
+                if admit is None or admit(request.key, obj):
+                    self._queue.add(request.key)

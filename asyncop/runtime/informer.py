@@ -25,6 +25,13 @@ keeps failing shows up as a stall even though it is retried, while a quiet watch
 that sends no bookmarks does not. The fallback relist after `RELIST_AFTER_FAILURES` failed
 watches refreshes the store but is not progress: the informer is still not watching.
 
+Sharding: with a `shard_scope` (a sharded Manager's `ShardScope`) the informer lists and
+watches only the shards this replica holds, with KEP-5866's `shardSelector`; a server that
+echoes the selector in `metadata.shardInfo` filtered for us, and for one that does not (older
+than 1.36, or the gate off) the informer filters with the same hash itself. When the held
+shards change, the watch stops and the informer lists again: objects of shards gained come
+as adds, those of shards given up as deletes (the controllers' shard gate drops their keys).
+
 Read-your-own-writes: `wait_for_resource_version()` resolves against the stream's
 resourceVersion, not only the object's: a key absent from the store is caught up once its
 stream has passed the version (the object was deleted, or left the selection, after that
@@ -43,6 +50,7 @@ from typing import Any
 import structlog
 
 from asyncop.api import ApiError, Gone, Kind, RawObject, error_from_status, object_key
+from asyncop.api.shards import ShardSelector
 from asyncop.client import Backoff, Client, TransportError
 from asyncop.clock import Clock, wait_for
 from asyncop.runtime.listeners import (
@@ -53,6 +61,7 @@ from asyncop.runtime.listeners import (
     Registration,
 )
 from asyncop.runtime.progress import NotWatched, VersionWaiters, rv_at_least
+from asyncop.runtime.shards import ShardScope
 from asyncop.runtime.store import NAMESPACE_INDEX, IndexFunc, Store
 
 log = structlog.get_logger("asyncop.informer")
@@ -118,8 +127,13 @@ class Informer:
         watch_timeout: int = 300,
         backoff: Backoff | None = None,
         indexers: dict[str, IndexFunc] | None = None,
+        shard_scope: ShardScope | None = None,
     ) -> None:
         self.client = client
+        self.shard_scope = shard_scope
+        """The held shards to list and watch (None: everything); set before `run()`."""
+        self._shard: dict[str | None, tuple[ShardSelector | None, bool]] = {}
+        self._scope_version: dict[str | None, int] = {}
         self.kind = kind
         self.clock = clock
         if not kind.namespaced or namespace is None:
@@ -292,7 +306,10 @@ class Informer:
                 if need_list:
                     await self._list_and_sync(ns, progress=not watch_failing)
                     need_list = False
-                healthy = await self._watch_guarded(ns)
+                healthy = await self._watch_scoped(ns, self._scope_version.get(ns, 0))
+                if healthy is None:  # the held shards changed: list them afresh
+                    need_list = True
+                    continue
                 if healthy:
                     # it ran without error to its end (its timeout, or silent past the
                     # watchdog on a server that sends no bookmarks): progress too
@@ -335,17 +352,32 @@ class Informer:
     async def _list_and_sync(self, ns: str | None, *, progress: bool = True) -> None:
         items: list[dict[str, Any]] = []
         cont: str | None = None
-        while True:
+        scope = self.shard_scope
+        selector = scope.selector() if scope is not None else None
+        version = scope.version if scope is not None else 0  # what this list is of
+        wanted = selector.format() if selector is not None else None
+        honoured = True
+        rv = self._rv.get(ns, "")
+        while scope is None or selector is not None:  # no shard held: nothing to list
             page = await self.client.list(
                 self.kind, namespace=ns, label_selector=self.label_selector,
-                field_selector=self.field_selector, limit=self.page_size, continue_=cont,
+                field_selector=self.field_selector, limit=self.page_size,
+                continue_=cont, shard_selector=wanted,
             )
-            items.extend(page.get("items") or [])
             meta = page.get("metadata") or {}
+            if wanted is not None:
+                honoured = (meta.get("shardInfo") or {}).get("selector") == wanted
+            page_items = page.get("items") or []
+            if selector is not None and not honoured:  # the server ignored it: filter here
+                page_items = [i for i in page_items if selector.matches(i)]
+            items.extend(page_items)
             cont = meta.get("continue") or None
             if not cont:
                 rv = str(meta.get("resourceVersion", ""))
                 break
+        if scope is not None:
+            self._shard[ns] = (selector, honoured)
+            self._scope_version[ns] = version
         self._sync(ns, items)
         self._rv[ns] = rv
         self._listed.add(ns)
@@ -374,6 +406,27 @@ class Informer:
             gone = store.delete(key)
             if gone is not None:
                 self._deleted(gone)
+
+    async def _watch_scoped(self, ns: str | None, version: int) -> bool | None:
+        """The watch, stopped early (None) when the held shards change."""
+        scope = self.shard_scope
+        if scope is None:
+            return await self._watch_guarded(ns)
+        if scope.version != version:
+            return None
+        watch = asyncio.create_task(self._watch_guarded(ns))
+        changed = asyncio.create_task(scope.wait_changed(version))
+        try:
+            done, _ = await asyncio.wait({watch, changed}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for task in (watch, changed):
+                if not task.done():
+                    task.cancel()
+            await asyncio.gather(watch, changed, return_exceptions=True)
+        if watch in done and not watch.cancelled():
+            healthy = watch.result()  # raises what the watch raised
+            return None if scope.version != version else healthy
+        return None
 
     async def _watch_guarded(self, ns: str | None) -> bool:
         """One watch under the inactivity watchdog; True when it was healthy."""
@@ -414,10 +467,16 @@ class Informer:
         started = self.clock.monotonic()
         events = 0
         store = self.store
+        selector, honoured = self._shard.get(ns, (None, True))
+        if self.shard_scope is not None and selector is None:
+            await self.shard_scope.wait_changed(self.shard_scope.version)
+            return True  # nothing held: nothing to watch until that changes
+        local = selector if not honoured else None  # filter here what the server did not
         stream = self.client.watch(
             self.kind, namespace=ns, resource_version=self._rv.get(ns),
             label_selector=self.label_selector, field_selector=self.field_selector,
             timeout_seconds=timeout, allow_bookmarks=True,
+            shard_selector=selector.format() if selector is not None else None,
         )
         async with contextlib.aclosing(stream):  # the response is released on any exit
             async for event in stream:
@@ -429,6 +488,11 @@ class Informer:
                     raise error_from_status(int(raw.get("code") or 500), dict(raw))
                 rv = (raw.get("metadata") or {}).get("resourceVersion")
                 if typ == "BOOKMARK":
+                    if rv:
+                        self._rv[ns] = str(rv)
+                    self._progressed(ns, now)
+                    continue
+                if local is not None and not local.matches(raw):
                     if rv:
                         self._rv[ns] = str(rv)
                     self._progressed(ns, now)

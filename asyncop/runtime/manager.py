@@ -34,6 +34,8 @@ from typing import Any, Protocol
 
 import structlog
 
+from asyncop.api import Kind
+from asyncop.api.shards import ShardSpace
 from asyncop.client import Client, ClientConfig
 from asyncop.clock import Clock, RealClock, wait_for
 from asyncop.runtime.cache import Cache
@@ -42,6 +44,8 @@ from asyncop.runtime.leader import LeaderElectionConfig, LeaderElector
 from asyncop.runtime.metrics import Metrics
 from asyncop.runtime.recorder import EventRecorder
 from asyncop.runtime.server import ProbeServer
+from asyncop.runtime.sharding import ShardingConfig, ShardManager
+from asyncop.runtime.shards import ShardScope
 
 log = structlog.get_logger("asyncop.manager")
 
@@ -63,6 +67,7 @@ class Runnable(Protocol):
         self, *, cache: Cache, clock: Clock, metrics: Metrics | None = None,
         client: Client | None = None, grace_period: float | None = None,
     ) -> None: ...
+    # A sharded Manager also passes `shards=ShardScope` (a Controller accepts it).
 
 
 class LeaderElectionLost(RuntimeError):
@@ -84,6 +89,7 @@ class Manager:
         clock: Clock | None = None,
         namespaces: str | set[str] | list[str] | None = None,
         leader_election: LeaderElectionConfig | None = None,
+        sharding: ShardingConfig | None = None,
         metrics_bind_address: str | None = None,
         health_probe_bind_address: str | None = None,
         graceful_shutdown_timeout: float = 10.0,
@@ -102,10 +108,19 @@ class Manager:
         self.cache = Cache(self.client, clock=self.clock, namespaces=ns)
         self.metrics = Metrics()
         self.health = Health()
+        if leader_election is not None and sharding is not None:
+            raise ValueError("use leader_election or sharding, not both")
         self.leader_election = leader_election
+        self.sharding = sharding
         self.identity = (leader_election.identity if leader_election else None) or (
-            default_identity()
-        )
+            sharding.identity if sharding else None) or default_identity()
+        self.shards: ShardScope | None = None
+        """With `sharding`: the shards this replica holds (informers and controllers follow)."""
+        self.shard_manager: ShardManager | None = None
+        if sharding is not None:
+            self.shards = ShardScope(ShardSpace(sharding.shards), clock=self.clock)
+            self.shard_manager = ShardManager(self.client, sharding, identity=self.identity,
+                                              clock=self.clock, scope=self.shards)
         self.graceful_shutdown_timeout = graceful_shutdown_timeout
         self.exit_on_lost_lease = exit_on_lost_lease
         self.install_signal_handlers = install_signal_handlers
@@ -134,6 +149,7 @@ class Manager:
         self.health.add_liveness("informers", self._informers_live)
         self.health.add_readiness("caches", self._caches_ready)
         self.health.add_readiness("leader-election", self._election_ready)
+        self.health.add_readiness("sharding", self._sharding_ready)
 
     # -- public API ---------------------------------------------------------------------------
     @property
@@ -217,6 +233,9 @@ class Manager:
             self._spawn(rec.run(), f"recorder:{name}")
         for c in self._controllers:
             self._warm(c)
+        if self.shard_manager is not None:
+            self._shard_informers()
+            self._spawn(self.shard_manager.run(), "sharding")
         await self.cache.start()
         if self.leader_election is None:
             for c in self._controllers:
@@ -239,6 +258,9 @@ class Manager:
         self._stopping = True
         self._log.info("manager stopping")
         try:
+            sharding = next((t for t in self._tasks if t.get_name() == "sharding"), None)
+            if sharding is not None:  # hand every shard over while the controllers still run
+                await _cancel(sharding)
             await self._stop_controllers(self.graceful_shutdown_timeout)
             await self.cache.stop()
             for rec in self._recorders.values():
@@ -302,6 +324,12 @@ class Manager:
             )
             self.request_stop()
 
+    def _sharding_ready(self) -> str | None:
+        sm = self.shard_manager
+        if sm is None or sm.rounds > 0:
+            return None
+        return "not yet a member of the shard group"
+
     def _election_ready(self) -> str | None:
         if self.leader_election is None:
             return None
@@ -319,11 +347,25 @@ class Manager:
             if kind is not None:
                 self.cache.informer(kind)
 
+    def _shard_informers(self) -> None:
+        """List and watch only the held shards of every kind that is each watcher's primary
+        kind (a kind some controller watches as owned or mapped stays whole: its events route
+        by owner, not by their own uid)."""
+        assert self.shards is not None
+        primary: set[Kind] = set()
+        whole: set[Kind] = set()
+        for c in self._controllers:
+            for watch in getattr(c, "watches", ()):
+                (primary if getattr(watch, "target", "") == "self" else whole).add(watch.kind)
+        for kind in primary - whole:
+            self.cache.informer(kind).shard_scope = self.shards
+
     def _start_controller(self, c: Runnable) -> None:
         if c.name in self._controller_tasks:
             return
+        extra: dict[str, Any] = {} if self.shards is None else {"shards": self.shards}
         coro = c.run(cache=self.cache, clock=self.clock, metrics=self.metrics, client=self.client,
-                     grace_period=self.graceful_shutdown_timeout)
+                     grace_period=self.graceful_shutdown_timeout, **extra)
         task = asyncio.create_task(self._guard(c.name, coro), name=f"controller:{c.name}")
         self._controller_tasks[c.name] = task
 
@@ -377,6 +419,11 @@ class Manager:
     def _exposition(self) -> bytes:
         for kind in self.cache.informers():
             self.metrics.set_cache_objects(kind.resource, self.cache.object_count(kind))
+        sm = self.shard_manager
+        if sm is not None and self.shards is not None:
+            self.metrics.set_shards(sm.config.name, owned=len(self.shards.held),
+                                    acquired=sm.acquisitions, handed_over=sm.handovers,
+                                    lost=sm.losses)
         return self.metrics.exposition()
 
     # -- plumbing -----------------------------------------------------------------------------

@@ -22,7 +22,10 @@ at scrape time; the rare updates (leader status, cache sizes) use ordinary gauge
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 from prometheus_client import CollectorRegistry, Gauge, generate_latest
+from prometheus_client.core import CounterMetricFamily
 
 from asyncop.runtime.stats import (
     RESULTS,
@@ -34,6 +37,24 @@ from asyncop.runtime.stats import (
 )
 
 __all__ = ["RESULTS", "ControllerStats", "Metrics", "QueueStats", "ReconcileResult"]
+
+
+class _ShardChanges:
+    """`asyncop_shard_changes_total{group,change}`: acquired, handed_over, lost."""
+
+    def __init__(self, values: dict[tuple[str, str], int]) -> None:
+        self.values = values
+
+    def collect(self) -> Iterator[CounterMetricFamily]:
+        family = CounterMetricFamily(
+            "asyncop_shard_changes", "Shards acquired, handed over (drained, then released) "
+            "and lost by this replica", labels=["group", "change"])
+        for (group, change), value in sorted(self.values.items()):
+            family.add_metric([group, change], value)
+        yield family
+
+    def describe(self) -> Iterator[CounterMetricFamily]:
+        return iter(())
 
 
 class Metrics:
@@ -58,6 +79,23 @@ class Metrics:
             ["kind"],
             registry=self.registry,
         )
+
+        self.shards_owned = Gauge(
+            "asyncop_shards_owned",
+            "Virtual shards whose Lease this replica holds (sharded Managers)",
+            ["group"],
+            registry=self.registry,
+        )
+        self._shard_changes: dict[tuple[str, str], int] = {}
+        self.registry.register(_ShardChanges(self._shard_changes))
+
+    def set_shards(self, group: str, *, owned: int, acquired: int, handed_over: int,
+                   lost: int) -> None:
+        """Sharding state at scrape time: owned shards, and the counts since start."""
+        self.shards_owned.labels(group=group).set(owned)
+        for change, value in (("acquired", acquired), ("handed_over", handed_over),
+                              ("lost", lost)):
+            self._shard_changes[(group, change)] = value
 
     def controller(self, name: str, *, workers: int) -> ControllerStats:
         """The stats of controller `name` (every result series starts at 0, as upstream).

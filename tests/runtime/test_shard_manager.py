@@ -1,0 +1,119 @@
+"""ShardManager: shard Leases on the embedded API server, round by round on a FakeClock.
+
+Every check below also asserts the safety property after each round: no shard is held by two
+replicas at once (their ShardScopes are disjoint), which is what keeps a key from being
+reconciled by two replicas at once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+import pytest
+
+from asyncop.api.kinds import LEASE
+from asyncop.apiserver import ApiServer
+from asyncop.client import Client, ClientConfig
+from asyncop.runtime.sharding import ShardingConfig, ShardManager, shard_lease_name
+from asyncop.testing import FakeClock
+
+SHARDS = 16
+
+
+@pytest.fixture
+async def client(apiserver_no_sim: ApiServer) -> AsyncIterator[Client]:
+    async with Client(ClientConfig(host=apiserver_no_sim.url), max_retries=0) as c:
+        yield c
+
+
+def manager(client: Client, clock: FakeClock, name: str) -> ShardManager:
+    config = ShardingConfig(name="ops", namespace="default", shards=SHARDS)
+    return ShardManager(client, config, identity=name, clock=clock)
+
+
+async def rounds(clock: FakeClock, managers: list[ShardManager], n: int = 1) -> None:
+    """`n` rounds: every manager ticks, hand-overs finish, then a retry period passes."""
+    for _ in range(n):
+        for m in managers:
+            await m.tick()
+            m._expire_unrenewed()
+        for m in managers:
+            await m.settle()
+        assert_disjoint(managers)
+        await clock.advance(2.0)
+
+
+def assert_disjoint(managers: list[ShardManager]) -> None:
+    seen: dict[int, str] = {}
+    for m in managers:
+        for shard in m.scope.held:
+            assert shard not in seen, f"shard {shard} held by {seen[shard]} and {m.identity}"
+            seen[shard] = m.identity
+
+
+def owned(*managers: ShardManager) -> list[int]:
+    return sorted(len(m.scope.held) for m in managers)
+
+
+async def test_replicas_share_the_shards_evenly(client: Client) -> None:
+    clock = FakeClock()
+    ms = [manager(client, clock, n) for n in ("a", "b", "c")]
+    await rounds(clock, ms, 3)
+    assert owned(*ms) == [5, 5, 6]
+    assert set().union(*(m.scope.held for m in ms)) == set(range(SHARDS))
+    lease = await client.get(LEASE, shard_lease_name("ops", 0), namespace="default")
+    holder = next(m.identity for m in ms if 0 in m.scope.held)
+    assert lease["spec"]["holderIdentity"] == holder
+    assert all(m.scope.active == m.scope.held for m in ms)
+
+
+async def test_a_replica_that_leaves_hands_its_shards_over(client: Client) -> None:
+    clock = FakeClock()
+    a, b, c = (manager(client, clock, n) for n in ("a", "b", "c"))
+    await rounds(clock, [a, b, c], 3)
+    gone = set(c.scope.held)
+    await c.stop()  # drains, releases its shard Leases, deletes its member Lease
+    assert c.scope.held == set() and c.handovers == len(gone)
+    await rounds(clock, [a, b], 2)  # no waiting for the lease duration
+    assert owned(a, b) == [8, 8] and gone <= a.scope.held | b.scope.held
+
+
+async def test_a_joining_replica_gets_its_share_by_hand_over(client: Client) -> None:
+    clock = FakeClock()
+    a, b = manager(client, clock, "a"), manager(client, clock, "b")
+    await rounds(clock, [a, b], 3)
+    before = a.handovers + b.handovers
+    c = manager(client, clock, "c")
+    await rounds(clock, [a, b, c], 4)
+    assert owned(a, b, c) == [5, 5, 6]
+    assert a.handovers + b.handovers - before == len(c.scope.held)  # moved: c's share only
+
+
+async def test_a_crashed_replica_is_replaced_after_the_lease_duration(client: Client) -> None:
+    clock = FakeClock()
+    a, b, c = (manager(client, clock, n) for n in ("a", "b", "c"))
+    await rounds(clock, [a, b, c], 3)
+    orphans = set(c.scope.held)  # c stops renewing without releasing (SIGKILL)
+    await rounds(clock, [a, b], 5)  # 10 s < 15 s: the Leases are still valid
+    assert not orphans & (a.scope.held | b.scope.held)
+    await rounds(clock, [a, b], 4)  # past the lease duration by our observation
+    assert orphans <= a.scope.held | b.scope.held and owned(a, b) == [8, 8]
+
+
+async def test_a_replica_that_cannot_renew_stops_before_anyone_else_starts(
+    apiserver_no_sim: ApiServer, client: Client
+) -> None:
+    clock = FakeClock()
+    a, b = manager(client, clock, "a"), manager(client, clock, "b")
+    await rounds(clock, [a, b], 3)
+    held = set(a.scope.held)
+    revoked: list[set[int]] = []
+    a.scope.on_revoked(revoked.append)
+    apiserver_no_sim.faults.fail(verb="update", path="/leases/ops-shard-", status=500,
+                                 count=None)
+    await rounds(clock, [a], 6)  # 12 s without a renewal: past the 10 s renew deadline
+    assert a.scope.held == set() and revoked and set().union(*revoked) == held
+    assert a.losses == len(held)
+    apiserver_no_sim.faults.clear()
+    await rounds(clock, [a, b], 4)
+    assert owned(a, b) == [8, 8]
