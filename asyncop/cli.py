@@ -58,7 +58,17 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--workers", type=int, default=None, help="workers per controller")
     run.add_argument("--leader-elect", action=argparse.BooleanOptionalAction, default=False,
                      help="run leader election on a Lease (for several replicas)")
-    run.add_argument("--leader-election-namespace", default=None, metavar="NS")
+    run.add_argument("--leader-election-namespace", default=None, metavar="NS",
+                     help="namespace of the Leases (leader election or sharding; default: "
+                     "the kubeconfig context's)")
+    run.add_argument("--sharding", action=argparse.BooleanOptionalAction, default=False,
+                     help="share the work across replicas: every replica reconciles the keys "
+                     "of the virtual shards whose Leases it holds")
+    run.add_argument("--shards", type=int, default=16, metavar="N",
+                     help="virtual shards with --sharding (1-4096, default 16)")
+    run.add_argument("--lease-duration", type=float, default=15.0, metavar="SECONDS")
+    run.add_argument("--renew-deadline", type=float, default=10.0, metavar="SECONDS")
+    run.add_argument("--retry-period", type=float, default=2.0, metavar="SECONDS")
     run.add_argument("--metrics-bind-address", default=None, metavar="HOST:PORT",
                      help='"0" disables (default: 0, or 127.0.0.1:0 with --embedded)')
     run.add_argument("--health-probe-bind-address", default=None, metavar="HOST:PORT")

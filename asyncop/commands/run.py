@@ -37,6 +37,7 @@ from asyncop.runtime.leader import LeaderElectionConfig
 from asyncop.runtime.logs import configure_logging, parse_level
 from asyncop.runtime.manager import LeaderElectionLost, Manager
 from asyncop.runtime.server import parse_bind_address
+from asyncop.runtime.sharding import ShardingConfig
 
 log = structlog.get_logger("asyncop.cli")
 
@@ -57,6 +58,13 @@ def _validate(args: argparse.Namespace) -> None:
         raise UserError(str(exc)) from None
     if args.workers is not None and args.workers < 1:
         raise UserError("--workers must be at least 1")
+    if args.leader_elect and args.sharding:
+        raise UserError("--leader-elect and --sharding exclude each other: one leader does all "
+                        "the work, or every replica does its share")
+    if not 1 <= args.shards <= 4096:
+        raise UserError("--shards must be between 1 and 4096")
+    if not 0 < args.retry_period < args.renew_deadline < args.lease_duration:
+        raise UserError("need 0 < --retry-period < --renew-deadline < --lease-duration")
     if args.embedded and (args.kubeconfig or args.context):
         raise UserError("--embedded starts its own API server; drop --kubeconfig/--context")
     for path in args.apply:
@@ -115,15 +123,20 @@ async def _run_manager(
 ) -> int:
     namespaces = _split(args.namespace)
     default_bind = "127.0.0.1:0" if args.embedded else "0"
-    le = None
+    le = sharding = None
+    lease_ns = args.leader_election_namespace or config.namespace
+    timings = {"lease_duration": args.lease_duration, "renew_deadline": args.renew_deadline,
+               "retry_period": args.retry_period}
     if args.leader_elect:
-        le = LeaderElectionConfig(
-            name=op.lease_name, namespace=args.leader_election_namespace or config.namespace
-        )
+        le = LeaderElectionConfig(name=op.lease_name, namespace=lease_ns, **timings)
+    if args.sharding:
+        sharding = ShardingConfig(name=op.lease_name, namespace=lease_ns, shards=args.shards,
+                                  **timings)
     mgr = Manager(
         config=config,
         namespaces=namespaces or None,
         leader_election=le,
+        sharding=sharding,
         metrics_bind_address=args.metrics_bind_address or default_bind,
         health_probe_bind_address=args.health_probe_bind_address or default_bind,
         exit_on_lost_lease=True,

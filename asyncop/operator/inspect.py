@@ -7,7 +7,8 @@ lazy), so it works without a cluster and without an event loop.
 
 `crds()` are the CRDs of its typed resources; `rbac_document` is the operator's
 permissions in the layout the Helm charts read (`files/rbac-rules.yaml`): `manager`
-(Events, plus the operator's extra rules), `leaderElection` (the Lease) and `controllers`
+(Events, plus the operator's extra rules), `leaderElection` (the Lease), `sharding` (the
+shard and member Leases) and `controllers`
 (name -> that controller's rules, reads of watched kinds included). Invariant: the document
 is deterministic (rules merged and sorted).
 """
@@ -21,7 +22,7 @@ from asyncop.api import KindSource, RawObject
 from asyncop.client import ClientConfig
 from asyncop.crd import CustomResource, crds
 from asyncop.operator.spec import Operator, watched_resources
-from asyncop.runtime import leader, recorder
+from asyncop.runtime import leader, recorder, sharding
 from asyncop.runtime.controller import Controller
 from asyncop.runtime.manager import Manager
 from asyncop.runtime.rbac import merge_rules
@@ -58,6 +59,7 @@ class Inspection:
         return {
             "manager": [r.to_dict() for r in manager],
             "leaderElection": [r.to_dict() for r in leader.RBAC_RULES],
+            "sharding": [r.to_dict() for r in sharding.RBAC_RULES],
             "controllers": {c.name: [r.to_dict() for r in c.rbac_rules]
                             for c in self.controllers},
         }

@@ -59,6 +59,7 @@ log = structlog.get_logger("asyncop.runtime.controller")
 
 WriteListener = Callable[[Kind, "RawObject | None", str], None]
 
+
 DEFAULT_GRACE_PERIOD = 10.0
 
 
@@ -334,12 +335,14 @@ class Controller:
                 with self._own_writes.recording(key, rt.clock):
                     outcome, terminal = await self._reconcile(rt, key, request)
             finally:
+                ended = rt.clock.monotonic()
                 if stats is not None:
                     stats.busy(-1)
                     if outcome is not None:
-                        stats.reconciled(
-                            outcome, rt.clock.monotonic() - start, terminal=terminal
-                        )
+                        stats.reconciled(outcome, ended - start, terminal=terminal)
+                # when each reconcile ran, on the clock (a no-op call above debug level)
+                log.debug("reconcile done", key=key, started=start, ended=ended,
+                          result=outcome, shard=shard)
         finally:
             if shard is not None and rt.gate is not None:
                 rt.gate.finish(key, shard)

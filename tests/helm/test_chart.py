@@ -18,7 +18,7 @@ helm_python = pytest.importorskip("helm_python")
 from asyncop.controllers.registry import CONTROLLERS, OPERATOR, RBAC_RULES  # noqa: E402
 from asyncop.operator.inspect import inspect  # noqa: E402
 from asyncop.project.generate import expected_files  # noqa: E402
-from asyncop.runtime import leader, recorder  # noqa: E402
+from asyncop.runtime import leader, recorder, sharding  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 CHART = ROOT / "helm" / "asyncop"
@@ -225,3 +225,18 @@ def test_restricted_checker_flags_a_privileged_pod() -> None:
     for rule in ("hostNetwork", "hostPath", "privileged", "allowPrivilegeEscalation",
                  "drop ALL", "runAsNonRoot", "seccompProfile", "hostPort"):
         assert rule in found, rule
+
+
+def test_sharding_makes_every_replica_active_with_a_pdb() -> None:
+    docs = render({"sharding": {"enabled": True, "shards": 32}, "replicaCount": 3})
+    args = container(docs)["args"]
+    assert "--sharding" in args and "--shards=32" in args and "--leader-elect" not in args
+    assert "--leader-election-namespace=ops" in args
+    [pdb] = of_kind(docs, "PodDisruptionBudget")
+    assert pdb["spec"]["minAvailable"] == 1
+    [lease_role] = [r for r in of_kind(docs, "Role")
+                    if r["metadata"]["name"].endswith("-leader-election")]
+    assert triples(lease_role["rules"]) == triples([r.to_dict() for r in sharding.RBAC_RULES])
+    assert ("coordination.k8s.io", "leases", "list") in triples(lease_role["rules"])
+    result = helm_python.lint(str(CHART), {"sharding": {"enabled": True}}, strict=True)
+    assert result["errors"] == [], result

@@ -4,16 +4,19 @@ Each reconcile records its (start, end) per key and replica; the test checks tha
 ever reconciled by both replicas at once, that each replica's informer holds only its own
 shards (the server filtered the list and watch: KEP-5866), that every ConfigMap ends up
 handled, and that a replica stopping hands its shards over without waiting for the Lease to
-expire. Timings are short (Lease 3 s, renew deadline 2 s, retry 0.2 s) so this runs in
-seconds of real time.
+expire — against a server that shards the list and watch, and one that ignores the
+option (the informers then filter themselves). Timings are short (Lease 3 s, renew deadline
+2 s, retry 0.2 s) so this runs in seconds of real time.
 """
 
 from __future__ import annotations
 
 import asyncio
-import itertools
 import time
 from collections import defaultdict
+from collections.abc import AsyncIterator
+
+import pytest
 
 from asyncop.api import Request
 from asyncop.api.kinds import CONFIGMAP
@@ -25,6 +28,7 @@ from asyncop.runtime.manager import Manager
 from asyncop.runtime.reconcile import Result, reconciler
 from asyncop.runtime.sharding import ShardingConfig
 from asyncop.testing import eventually
+from tests.e2e.overlaps import concurrent_keys
 
 Intervals = dict[str, list[tuple[float, float, str]]]
 
@@ -50,18 +54,16 @@ def labeller(mgr: Manager, intervals: Intervals) -> Controller:
     return Controller("labeller", reconciler(reconcile), watches=[for_(CONFIGMAP)], workers=4)
 
 
-def overlaps(intervals: Intervals) -> list[str]:
-    bad = []
-    for key, spans in intervals.items():
-        spans = sorted(spans)
-        for (_, end, who), (start, _, other) in itertools.pairwise(spans):
-            if who != other and start < end:
-                bad.append(key)
-    return bad
+@pytest.fixture(params=[True, False], ids=["server-sharded", "client-filtered"])
+async def server(request: pytest.FixtureRequest) -> AsyncIterator[ApiServer]:
+    """With the ShardedListAndWatch gate off the server ignores shardSelector (as any
+    kube-apiserver before 1.36 does) and the informers filter with the same hash."""
+    async with ApiServer(feature_gates={"ShardedListAndWatch": request.param}) as srv:
+        yield srv
 
 
-async def test_two_replicas_split_the_work_and_hand_over_on_stop(apiserver: ApiServer) -> None:
-    config = await load_config(url=apiserver.url)
+async def test_two_replicas_split_the_work_and_hand_over_on_stop(server: ApiServer) -> None:
+    config = await load_config(url=server.url)
     intervals: Intervals = defaultdict(list)
     a, b = sharded(config, "replica-a"), sharded(config, "replica-b")
     a.add(labeller(a, intervals))
@@ -103,6 +105,6 @@ async def test_two_replicas_split_the_work_and_hand_over_on_stop(apiserver: ApiS
     finally:
         await b.stop()
         await a.stop()
-    assert overlaps(intervals) == []
+    assert concurrent_keys(intervals) == []
     assert {who for spans in intervals.values() for _, _, who in spans} == {
         "replica-a", "replica-b"}

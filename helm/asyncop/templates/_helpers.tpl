@@ -65,5 +65,9 @@ from files/rbac-rules.yaml, which `asyncop generate` writes from the code (an em
 
 {{- define "operator.leaseRules" -}}
 {{- $all := .Files.Get "files/rbac-rules.yaml" | fromYaml -}}
+{{- if .Values.sharding.enabled -}}
+{{- toYaml $all.sharding -}}
+{{- else -}}
 {{- toYaml $all.leaderElection -}}
+{{- end -}}
 {{- end -}}
