@@ -134,6 +134,8 @@ class Informer:
         """The held shards to list and watch (None: everything); set before `run()`."""
         self._shard: dict[str | None, tuple[ShardSelector | None, bool]] = {}
         self._scope_version: dict[str | None, int] = {}
+        self.events_received = 0
+        """Watch events received (before any client-side shard filtering): the traffic."""
         self.kind = kind
         self.clock = clock
         if not kind.namespaced or namespace is None:
@@ -482,6 +484,7 @@ class Informer:
             async for event in stream:
                 now = self._activity[ns] = self.clock.monotonic()
                 events += 1
+                self.events_received += 1
                 typ = event.get("type")
                 raw = event.get("object") or {}
                 if typ == "ERROR":

@@ -417,8 +417,9 @@ class Manager:
         return None
 
     def _exposition(self) -> bytes:
-        for kind in self.cache.informers():
+        for kind, informer in self.cache.informers().items():
             self.metrics.set_cache_objects(kind.resource, self.cache.object_count(kind))
+            self.metrics.set_watch_events(kind.resource, informer.events_received)
         sm = self.shard_manager
         if sm is not None and self.shards is not None:
             self.metrics.set_shards(sm.config.name, owned=len(self.shards.held),

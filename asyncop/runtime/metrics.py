@@ -39,18 +39,18 @@ from asyncop.runtime.stats import (
 __all__ = ["RESULTS", "ControllerStats", "Metrics", "QueueStats", "ReconcileResult"]
 
 
-class _ShardChanges:
-    """`asyncop_shard_changes_total{group,change}`: acquired, handed_over, lost."""
+class _Counters:
+    """A counter family whose values are read at scrape time from a dict (label tuple ->
+    count), for counts kept as plain numbers by the code that owns them."""
 
-    def __init__(self, values: dict[tuple[str, str], int]) -> None:
-        self.values = values
+    def __init__(self, name: str, doc: str, labels: list[str],
+                 values: dict[tuple[str, ...], int]) -> None:
+        self.name, self.doc, self.labels, self.values = name, doc, labels, values
 
     def collect(self) -> Iterator[CounterMetricFamily]:
-        family = CounterMetricFamily(
-            "asyncop_shard_changes", "Shards acquired, handed over (drained, then released) "
-            "and lost by this replica", labels=["group", "change"])
-        for (group, change), value in sorted(self.values.items()):
-            family.add_metric([group, change], value)
+        family = CounterMetricFamily(self.name, self.doc, labels=self.labels)
+        for labels, value in sorted(self.values.items()):
+            family.add_metric(list(labels), value)
         yield family
 
     def describe(self) -> Iterator[CounterMetricFamily]:
@@ -86,8 +86,14 @@ class Metrics:
             ["group"],
             registry=self.registry,
         )
-        self._shard_changes: dict[tuple[str, str], int] = {}
-        self.registry.register(_ShardChanges(self._shard_changes))
+        self._shard_changes: dict[tuple[str, ...], int] = {}
+        self.registry.register(_Counters(
+            "asyncop_shard_changes", "Shards acquired, handed over (drained, then released) "
+            "and lost by this replica", ["group", "change"], self._shard_changes))
+        self._watch_events: dict[tuple[str, ...], int] = {}
+        self.registry.register(_Counters(
+            "asyncop_watch_events", "Watch events received per kind (the watch traffic)",
+            ["kind"], self._watch_events))
 
     def set_shards(self, group: str, *, owned: int, acquired: int, handed_over: int,
                    lost: int) -> None:
@@ -121,6 +127,9 @@ class Metrics:
 
     def set_leader(self, name: str, *, leading: bool) -> None:
         self.leader_status.labels(name=name).set(1 if leading else 0)
+
+    def set_watch_events(self, kind: str, count: int) -> None:
+        self._watch_events[(kind,)] = count
 
     def set_cache_objects(self, kind: str, count: int) -> None:
         self.cache_objects.labels(kind=kind).set(count)
