@@ -252,3 +252,15 @@ def test_list_flags_accept_several_values() -> None:
     assert args.leader_elect is False
     assert build_parser().parse_args(["run", "--leader-elect"]).leader_elect is True
     assert build_parser().parse_args(["run", "--no-leader-elect"]).leader_elect is False
+
+
+@pytest.mark.parametrize(("argv", "expected"), [
+    (["run", "--leader-elect", "--sharding"], "--leader-elect and --sharding exclude each other"),
+    (["run", "--sharding", "--shards", "0"], "--shards must be between 1 and 4096"),
+    (["run", "--retry-period", "12"],
+     "need 0 < --retry-period < --renew-deadline < --lease-duration"),
+])
+def test_lease_option_mistakes(argv: list[str], expected: str,
+                               capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(argv) == 2
+    assert expected in one_error_line(capsys.readouterr().err)
