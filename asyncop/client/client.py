@@ -1,8 +1,9 @@
-"""Client: raw-JSON REST and watch streams for any Kind over kubernetes_asyncio's ApiClient.
+"""Client: raw-JSON REST and watch streams for any Kind, straight over aiohttp.
 
-Two ApiClients (two aiohttp sessions, two connection pools): one for ordinary calls, one
-for watches, so long-lived streams never starve reconcile traffic of pool slots. Requests
-go straight to each ApiClient's aiohttp session with orjson-encoded bytes and an explicit
+Two aiohttp sessions (two connection pools, `asyncop.client.transport`): one for ordinary
+calls, one for watches, so long-lived streams never starve reconcile traffic of pool slots.
+TLS, the pool and the proxy are decided once when the Client opens, not per request.
+Requests go straight to the session with orjson-encoded bytes and an explicit
 Content-Type; responses are parsed with orjson and never turned into model classes.
 
 Invariants:
@@ -38,6 +39,7 @@ from asyncop.client.auth import Credentials
 from asyncop.client.config import ClientConfig
 from asyncop.client.errors import RequestTimeout, TransportError
 from asyncop.client.retry import Backoff, parse_retry_after
+from asyncop.client.transport import Transport
 from asyncop.client.watch import WatchEvent, parse_events
 from asyncop.clock import Clock, RealClock
 
@@ -94,8 +96,7 @@ class Client:
         self._pool_size = pool_size
         self._credentials = Credentials(config, clock=self.clock)
         self._listeners: list[WriteListener] = []
-        self._api: Any = None
-        self._watch_api: Any = None
+        self._transport: Transport | None = None
         self._tmpdir: str | None = None
         self._server_hostname = config.tls_server_name
         self._closed = False
@@ -111,32 +112,21 @@ class Client:
     ) -> None:
         await self.close()
 
-    def _open(self) -> None:
-        if self._api is not None:
-            return
+    def _open(self) -> Transport:
+        if self._transport is not None:
+            return self._transport
         if self._closed:
             raise RuntimeError("Client is closed")
-        from kubernetes_asyncio.client import ApiClient
-
-        self._api = ApiClient(configuration=self._configuration(self._pool_size))
-        self._watch_api = ApiClient(configuration=self._configuration(0))  # 0: unlimited
-
-    def _configuration(self, pool_size: int) -> Any:
-        from kubernetes_asyncio.client import Configuration
-
         cfg = self.config
-        conf = Configuration(host=cfg.host)
-        conf.verify_ssl = cfg.verify_ssl
-        conf.connection_pool_maxsize = pool_size
-        conf.ssl_ca_cert = cfg.ca_file or self._materialize("ca.crt", cfg.ca_data)
-        conf.cert_file = cfg.client_cert_file or self._materialize(
-            "client.crt", cfg.client_cert_data
+        self._transport = Transport.open(
+            cfg,
+            pool_size=self._pool_size,
+            ca_file=cfg.ca_file or self._materialize("ca.crt", cfg.ca_data),
+            cert_file=cfg.client_cert_file or self._materialize(
+                "client.crt", cfg.client_cert_data),
+            key_file=cfg.client_key_file or self._materialize("client.key", cfg.client_key_data),
         )
-        conf.key_file = cfg.client_key_file or self._materialize(
-            "client.key", cfg.client_key_data
-        )
-        conf.tls_server_name = cfg.tls_server_name
-        return conf
+        return self._transport
 
     def _materialize(self, name: str, data: str | None) -> str | None:
         """Write inline PEM data to a private temp file (ssl needs paths); removed on close."""
@@ -153,14 +143,11 @@ class Client:
     async def close(self) -> None:
         """Close both sessions (idempotent)."""
         self._closed = True
-        api, watch_api = self._api, self._watch_api
-        self._api = self._watch_api = None
+        transport, self._transport = self._transport, None
         try:
-            if api is not None:
-                await api.close()
+            if transport is not None:
+                await transport.close()
         finally:
-            if watch_api is not None:
-                await watch_api.close()
             if self._tmpdir is not None:
                 shutil.rmtree(self._tmpdir, ignore_errors=True)
                 self._tmpdir = None
@@ -357,14 +344,13 @@ class Client:
         read = (timeout_seconds + 30.0) if timeout_seconds is not None else self.watch_timeout
         timeout = aiohttp.ClientTimeout(connect=self.timeout, sock_connect=self.timeout,
                                         sock_read=read)
-        self._open()
-        session = self._watch_api.rest_client.pool_manager
+        transport = self._open()
         path = kind.path(namespace if kind.namespaced else None)
         headers = await self._headers(None)
         try:
-            async with session.request(
+            async with transport.watches.request(
                 "GET", self.config.host + path, params=params, headers=headers, timeout=timeout,
-                **self._tls_kwargs(),
+                proxy=transport.proxy, **self._tls_kwargs(),
             ) as resp:
                 if resp.status != 200:
                     raise self._error(resp.status, await resp.read(), resp.headers)
@@ -423,8 +409,8 @@ class Client:
         idempotent: bool,
     ) -> Any:
         """Send one request with retries; return the parsed JSON body of the 2xx answer."""
-        self._open()
-        session = self._api.rest_client.pool_manager
+        transport = self._open()
+        session = transport.calls
         url = self.config.host + path
         timeout = aiohttp.ClientTimeout(total=self.timeout)
         attempt = 0
@@ -433,7 +419,7 @@ class Client:
             try:
                 async with session.request(
                     method, url, params=params, data=body, headers=headers, timeout=timeout,
-                    **self._tls_kwargs(),
+                    proxy=transport.proxy, **self._tls_kwargs(),
                 ) as resp:
                     status = resp.status
                     data = await resp.read()

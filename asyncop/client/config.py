@@ -47,6 +47,9 @@ class ClientConfig:
     username: str | None = None
     password: str | None = None
     tls_server_name: str | None = None
+    proxy_url: str | None = None
+    """The cluster's `proxy-url`; without it the Client takes HTTPS_PROXY/HTTP_PROXY and
+    NO_PROXY from the environment, once, when it opens (see `asyncop.client.transport`)."""
     namespace: str = "default"
     """The context's default namespace."""
     context: str | None = None
@@ -238,6 +241,7 @@ def config_from_dict(
         username=user.get("username") or None,
         password=user.get("password") or None,
         tls_server_name=cluster.get("tls-server-name") or None,
+        proxy_url=str(cluster.get("proxy-url") or "") or None,
         namespace=str(ctx.get("namespace") or "default"),
         context=name,
         source=source,

@@ -244,9 +244,14 @@ class AtReconciler:
     # RUNNING ---------------------------------------------------------------------------
     async def _running(self, at: RawObject, status: dict[str, Any]) -> Result:
         name = _pod_name(at["metadata"]["name"])
-        pod = await self._get_pod(at["metadata"]["namespace"], name)
+        pod = self.cache.get(POD, name, at["metadata"]["namespace"])
         if pod is None:
             return await self._create_pod(at, status, name)
+        return await self._judge(at, status, pod)
+
+    async def _judge(self, at: RawObject, status: dict[str, Any], pod: RawObject) -> Result:
+        """The At's next step given its pod as it exists (in the cache or on the server)."""
+        name = pod["metadata"]["name"]
         if not is_controlled_by(pod, at):
             message = f"pod {name} already exists and is not owned by this At; not run"
             self.recorder.event(at, "Warning", "ErrResourceExists", message)
@@ -261,21 +266,18 @@ class AtReconciler:
             return await self._done(at, status, FAILED, message, pod)
         return Result()  # pod status changes enqueue us (owns Pods)
 
-    async def _get_pod(self, ns: str, name: str) -> RawObject | None:
-        pod = self.cache.get(POD, name, ns)
-        if pod is not None:
-            return pod
-        try:  # the cache may lag behind a create (ours or a leader's): ask the server
-            return await self.client.get(POD, name, namespace=ns)
-        except NotFound:
-            return None
-
     async def _create_pod(self, at: RawObject, status: dict[str, Any], name: str) -> Result:
         ns = at["metadata"]["namespace"]
         try:
             await self.client.create(POD, self._pod(at, name), namespace=ns)
         except AlreadyExists:
-            return Result()  # created meanwhile (a racing leader): its events enqueue us
+            # The cache lags (our own earlier create, a racing leader's) or the name is taken
+            # by someone else's pod: read it live, once, and judge it like a cached one.
+            try:
+                pod = await self.client.get(POD, name, namespace=ns)
+            except NotFound:
+                return Result(requeue_after=0)  # deleted in between: look again
+            return await self._judge(at, status, pod)
         except Invalid as exc:
             message = f"pod {name} was rejected: {exc.message}"
             self.recorder.event(at, "Warning", "FailedCreate", message)

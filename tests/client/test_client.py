@@ -247,7 +247,8 @@ async def test_close_closes_both_sessions(server: ApiServer) -> None:
     c = Client(ClientConfig(host=server.url))
     async with c:
         await c.list(CONFIGMAP)
-        sessions = [c._api.rest_client.pool_manager, c._watch_api.rest_client.pool_manager]
+        assert c._transport is not None
+        sessions = [c._transport.calls, c._transport.watches]
         assert not any(s.closed for s in sessions)
     assert all(s.closed for s in sessions)
 

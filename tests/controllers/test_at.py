@@ -7,13 +7,15 @@ from typing import Any
 
 from ctlenv import NS, Cluster, start_cluster
 
-from asyncop.api import Kind, RawObject
+from asyncop.api import Kind, RawObject, Request
 from asyncop.api.kinds import EVENT, POD
 from asyncop.clock import format_time
-from asyncop.controllers.at import FINALIZER, at_controller
+from asyncop.controllers.at import FINALIZER, AtReconciler, at_controller
 from asyncop.controllers.kinds import AT
+from asyncop.runtime.cache import Cache
 from asyncop.runtime.leader import LeaderElectionConfig
 from asyncop.runtime.manager import Manager
+from asyncop.runtime.reconcile import Result
 from asyncop.testing import FakeClock, eventually
 
 
@@ -299,3 +301,80 @@ async def test_at_survives_api_errors_and_cut_watches_with_one_run(cluster: Clus
 async def _done(cluster: Cluster, name: str) -> RawObject | None:
     at = await cluster.get(AT, name)
     return at if at is not None and _phase("DONE")(at) else None
+
+
+class _PodBlind:
+    """A Cache view that never shows a pod: an informer that lags behind every create."""
+
+    def __init__(self, cache: Cache) -> None:
+        self.cache = cache
+
+    def get(self, kind: Kind, name: str, namespace: str | None = None) -> RawObject | None:
+        return None if kind == POD else self.cache.get(kind, name, namespace)
+
+
+class _Events:
+    def __init__(self) -> None:
+        self.reasons: list[str] = []
+
+    def event(self, obj: RawObject, type: str, reason: str, message: str) -> None:
+        self.reasons.append(reason)
+
+
+async def test_a_lagging_cache_costs_a_create_attempt_and_never_a_second_pod(
+    clock: FakeClock,
+) -> None:
+    """No live GET on the common path: the create's AlreadyExists is what tells a lagging
+    cache apart, and only then is the pod read and judged (ours running, ours finished, or
+    someone else's)."""
+    async with start_cluster(clock, pod_run_duration=3600) as cluster:
+        cache = Cache(cluster.client, clock=cluster.clock)
+        cache.informer(AT)
+        await cache.start()
+        try:
+            events = _Events()
+            r = AtReconciler(client=cluster.client, cache=_PodBlind(cache),  # type: ignore[arg-type]
+                             clock=cluster.clock, recorder=events)  # type: ignore[arg-type]
+            await cluster.client.create(AT, _at("lag", "2019-04-12T10:12:00Z"))
+            await eventually(lambda: cache.get(AT, "lag", NS), timeout=10)
+            await r.reconcile(Request("lag", NS))  # RUNNING, then the pod
+            (pod,) = await cluster.items(POD)
+            assert events.reasons == ["PodCreated"]
+            running = await eventually(lambda: _cached_phase(cache, "lag", "RUNNING"), timeout=10)
+            assert running
+            for _ in range(3):  # the cache never shows the pod: AlreadyExists, ours, running
+                assert await r.reconcile(Request("lag", NS)) == Result()
+            assert [p["metadata"]["uid"] for p in await cluster.items(POD)] == \
+                [pod["metadata"]["uid"]]
+            assert events.reasons == ["PodCreated"]
+            # finished while the cache still lags: judged from the live read, DONE once
+            pod["status"] = {"phase": "Succeeded"}
+            await cluster.client.update_status(POD, pod)
+            await r.reconcile(Request("lag", NS))
+            done = await cluster.get(AT, "lag")
+            assert done is not None and done["status"]["phase"] == "DONE"
+            assert done["status"]["result"] == "Succeeded"
+            left = await cluster.get(POD, "lag-pod")
+            assert left is None or FINALIZER not in (left["metadata"].get("finalizers") or [])
+
+            # someone else's pod under the name, never cached: judged foreign, not run
+            foreign: RawObject = {"apiVersion": "v1", "kind": "Pod",
+                                  "metadata": {"name": "other-pod", "namespace": NS},
+                                  "spec": {"containers": [{"name": "c", "image": "nginx"}]}}
+            await cluster.client.create(POD, foreign)
+            await cluster.client.create(AT, _at("other", "2019-04-12T10:12:00Z"))
+            await eventually(lambda: cache.get(AT, "other", NS), timeout=10)
+            await r.reconcile(Request("other", NS))
+            other = await cluster.get(AT, "other")
+            assert other is not None and other["status"]["phase"] == "DONE"
+            assert "not owned" in other["status"]["message"]
+            assert events.reasons[-2:] == ["ErrResourceExists", "Done"]
+            kept = await cluster.get(POD, "other-pod")
+            assert kept is not None and not kept["metadata"].get("ownerReferences")
+        finally:
+            await cache.stop()
+
+
+def _cached_phase(cache: Cache, name: str, phase: str) -> bool:
+    at = cache.get(AT, name, NS)
+    return at is not None and (at.get("status") or {}).get("phase") == phase
