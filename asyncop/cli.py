@@ -12,7 +12,6 @@ no traceback. Losing the lease (or a crashed controller) exits 1, like controlle
 from __future__ import annotations
 
 import argparse
-import asyncio
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -20,7 +19,9 @@ from typing import NoReturn
 
 from asyncop import __version__
 from asyncop.client import ConfigError, TransportError
+from asyncop.commands import eventloop
 from asyncop.commands.errors import UserError
+from asyncop.commands.eventloop import CHOICES
 from asyncop.commands.generate import crds_command, generate_command
 from asyncop.commands.run import describe, run_command
 from asyncop.commands.scaffold import create_api_command, init_command
@@ -76,6 +77,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--log-level", default="info")
     run.add_argument("--install-crds", action="store_true",
                      help="install (server-side apply) the operator's CRDs before starting")
+    run.add_argument("--event-loop", choices=CHOICES, default="auto",
+                     help="auto (default): uvloop when installed (asyncop[fast]), else asyncio")
     init = sub.add_parser("init", help="scaffold a new operator project")
     init.add_argument("--name", required=True, help="project name, e.g. memcached-operator")
     init.add_argument("--domain", required=True, help="API group domain, e.g. example.com")
@@ -97,6 +100,8 @@ def build_parser() -> argparse.ArgumentParser:
     api.add_argument("--kubeconfig-out", required=True, metavar="PATH")
     api.add_argument("--crds", default=None, metavar="DIR", help="CRD YAMLs to install")
     api.add_argument("--no-simulators", action="store_true")
+    api.add_argument("--event-loop", choices=CHOICES, default="auto",
+                     help="auto (default): uvloop when installed (asyncop[fast]), else asyncio")
     crds = sub.add_parser("crds", help="print an operator's CRDs as YAML (default: bundled)")
     crds.add_argument("target", nargs="?", default=None, metavar="TARGET")
     gen = sub.add_parser("generate", help="write (or --check) the CRDs and chart files that "
@@ -120,7 +125,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = build_parser().parse_args(args_list)
         if args.command == "apiserver":
             return _run_apiserver(args)
-        return asyncio.run(amain(args_list))
+        return eventloop.run(amain(args_list), event_loop=getattr(args, "event_loop", "auto"))
     except UserError as exc:
         return _fail(exc)
     except KeyboardInterrupt:
@@ -165,8 +170,9 @@ def _run_apiserver(args: argparse.Namespace) -> int:
     if args.crds and not Path(args.crds).is_dir():
         raise UserError(f"--crds {args.crds}: not a directory")
     try:
-        asyncio.run(serve(host=args.host, port=args.port, kubeconfig_out=args.kubeconfig_out,
-                          crds_dir=args.crds, simulators=not args.no_simulators))
+        eventloop.run(serve(host=args.host, port=args.port, kubeconfig_out=args.kubeconfig_out,
+                            crds_dir=args.crds, simulators=not args.no_simulators),
+                      event_loop=args.event_loop)
     except OSError as exc:
         raise UserError(f"cannot listen on {args.host}:{args.port}: {exc.strerror}") from None
     return 0

@@ -14,11 +14,13 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 import select
 import subprocess
 import sys
 import tempfile
 import time
+from collections import Counter
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -135,9 +137,53 @@ class Workdir:
 
 
 # -- HTTP --------------------------------------------------------------------------------------
+DRIVER = "asyncop-bench"
+"""The load driver's User-Agent product name: its requests are not the operator's."""
+
+
 def session(limit: int = 64) -> aiohttp.ClientSession:
     return aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=limit),
-                                 timeout=aiohttp.ClientTimeout(total=60))
+                                 timeout=aiohttp.ClientTimeout(total=60),
+                                 headers={"User-Agent": f"{DRIVER}/1"})
+
+
+_BY_CLIENT = re.compile(
+    r'asyncop_apiserver_requests_by_client_total\{client="([^"]*)",code="(\d+)",'
+    r'resource="([^"]*)",subresource="([^"]*)",verb="([A-Z]+)"\} (\d+)$')
+
+
+async def requests_by_client(http: aiohttp.ClientSession, url: str) -> Counter[str]:
+    """The embedded server's request counters by `client verb resource[/sub]`, from /metrics
+    (every code summed)."""
+    async with http.get(url + "/metrics") as r:
+        text = await r.text()
+    counts: Counter[str] = Counter()
+    for line in text.splitlines():
+        m = _BY_CLIENT.match(line)
+        if m:
+            client, _, resource, sub, verb, n = m.groups()
+            counts[f"{client} {verb} {resource}{'/' + sub if sub else ''}"] += int(n)
+    return counts
+
+
+async def operator_requests(http: aiohttp.ClientSession, url: str, before: Counter[str],
+                            *, settle: float = 0.5, timeout: float = 30.0) -> Counter[str]:
+    """Requests made by everyone but the driver since `before`, once they stop growing
+    (the last finalizer removals come after the last DONE), keyed `verb resource[/sub]`."""
+    deadline = time.monotonic() + timeout
+    last = await requests_by_client(http, url)
+    while time.monotonic() < deadline:
+        await asyncio.sleep(settle)
+        now = await requests_by_client(http, url)
+        if now == last:
+            break
+        last = now
+    out: Counter[str] = Counter()
+    for key, n in (last - before).items():
+        client, _, rest = key.partition(" ")
+        if client != DRIVER and not rest.startswith("WATCH") and not rest.startswith("LIST"):
+            out[rest] += n
+    return out
 
 
 async def ensure_namespace(http: aiohttp.ClientSession, url: str, name: str) -> None:

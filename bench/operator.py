@@ -56,7 +56,9 @@ from _harness import (  # noqa: E402
     list_rv,
     load,
     memory_bytes,
+    operator_requests,
     percentile,
+    requests_by_client,
     session,
     wait_file,
 )
@@ -92,8 +94,11 @@ def start_operator(impl: str, work: Workdir, server: Server, *, script: str = "a
             profile = ["-m", "cProfile", "-o", str(out)]
         argv = [sys.executable, *profile, "-m", "asyncop", "run", "--controllers", "at",
                 "--kubeconfig", kc, "--log-format", "json"]
-        if ":" in impl:  # asyncop:16 runs 16 workers (the default is the controller's own)
-            argv += ["--workers", impl.partition(":")[2]]
+        name, _, loop = impl.partition("+")
+        if ":" in name:  # asyncop:16 runs 16 workers (the default is the controller's own)
+            argv += ["--workers", name.partition(":")[2]]
+        if loop:  # asyncop+asyncio: the standard event loop (default: auto, uvloop if there)
+            argv += ["--event-loop", loop]
     elif impl.startswith("asyncop"):
         argv = [sys.executable, "-P", str(BENCH / "_asyncop_side.py"), script, "--kubeconfig", kc,
                 "--namespace", namespace]
@@ -152,6 +157,7 @@ async def at_throughput(impl: str, n: int) -> None:
             await warm_up(http, server.url, op)
             names = [f"at-{i}" for i in range(n)]
             rv = await list_rv(http, ats)
+            requests0 = await requests_by_client(http, server.url)
             cpu0, server_cpu0 = op.cpu(), server.proc.cpu()
             start = time.perf_counter()
             waiter = asyncio.create_task(
@@ -160,6 +166,9 @@ async def at_throughput(impl: str, n: int) -> None:
                                          for name in names], concurrency=16)
             await waiter
             seconds = time.perf_counter() - start
+            # CPU is counted until the operator's requests stop (Events and finalizer
+            # removals still go out after the last DONE): all the work, not the window.
+            requests = await operator_requests(http, server.url, requests0)
             cpu = op.cpu() - cpu0
             server_cpu = server.proc.cpu() - server_cpu0
             # End state: every At DONE/Succeeded, exactly one pod per At.
@@ -172,6 +181,9 @@ async def at_throughput(impl: str, n: int) -> None:
                   "cpu_s_per_at": round(cpu / n, 5), "operator_cpu_s": round(cpu, 2),
                   "peak_rss_mib": round(op.peak_rss() / MIB, 1),
                   "server_cpu_s": round(server_cpu, 2),
+                  "requests_per_at": round(sum(requests.values()) / n, 2),
+                  "requests_per_at_by_verb": {k: round(v / n, 2)
+                                              for k, v in sorted(requests.items())},
                   "not_succeeded": len(bad), "pods": len(pods), "expected_pods": n + 1})
     finally:
         if op is not None:

@@ -264,3 +264,66 @@ def test_lease_option_mistakes(argv: list[str], expected: str,
                                capsys: pytest.CaptureFixture[str]) -> None:
     assert main(argv) == 2
     assert expected in one_error_line(capsys.readouterr().err)
+
+
+def test_event_loop_choice(monkeypatch: pytest.MonkeyPatch,
+                           capsys: pytest.CaptureFixture[str]) -> None:
+    import asyncio
+    import sys
+
+    from asyncop.commands import eventloop
+
+    assert eventloop.loop_factory("asyncio") is None
+    uvloop = pytest.importorskip("uvloop")
+    assert eventloop.loop_factory("auto") is uvloop.new_event_loop
+    assert eventloop.loop_factory("uvloop") is uvloop.new_event_loop
+
+    async def which() -> str:
+        return eventloop.current()
+
+    assert eventloop.run(which(), event_loop="uvloop") == "uvloop"
+    assert eventloop.run(which(), event_loop="asyncio") == "asyncio"
+    assert isinstance(asyncio.get_event_loop_policy(), asyncio.DefaultEventLoopPolicy)
+
+    monkeypatch.setitem(sys.modules, "uvloop", None)  # not installed
+    assert eventloop.loop_factory("auto") is None
+    assert main(["run", "--event-loop", "uvloop", "--embedded"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == ["asyncop: error: --event-loop uvloop: uvloop is not installed "
+                   "(pip install 'asyncop[fast]')"]
+    assert main(["run", "--event-loop", "trio"]) == 2
+    assert "invalid choice: 'trio'" in capsys.readouterr().err
+
+
+async def test_run_logs_the_event_loop_it_runs_on(server: ApiServer, tmp_path: Path) -> None:
+    """`asyncop run` in its own process: `auto` picks uvloop when installed."""
+    import asyncio
+    import signal
+    import sys
+
+    import orjson
+
+    pytest.importorskip("uvloop")
+    cfg = server.write_kubeconfig(tmp_path / "config")
+    for choice, expected in (("auto", "uvloop"), ("asyncio", "asyncio")):
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "asyncop", "run", "--kubeconfig", str(cfg), "--controllers",
+            "podlogger", "--log-format", "json", "--event-loop", choice,
+            stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE)
+        try:
+            assert proc.stderr is not None
+            started = None
+            while started is None:
+                line = await asyncio.wait_for(proc.stderr.readline(), 30)
+                assert line, "asyncop run exited before it started"
+                record = orjson.loads(line)
+                if record.get("event") == "operator started":
+                    started = record
+            assert started["event_loop"] == expected
+            assert started["controllers"] == ["podlogger"]
+            proc.send_signal(signal.SIGTERM)
+            assert await asyncio.wait_for(proc.wait(), 10) == 0
+        finally:
+            if proc.returncode is None:
+                proc.kill()
+                await proc.wait()

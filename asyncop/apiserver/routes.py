@@ -25,6 +25,7 @@ from asyncop.apiserver.http import (
     read_body,
 )
 from asyncop.apiserver.registry import CRD_GR
+from asyncop.apiserver.requestmetrics import RequestMetrics
 from asyncop.apiserver.resources import ResourceType
 from asyncop.apiserver.routes_objects import ObjectRoutes
 from asyncop.apiserver.routes_watch import WatchRoutes
@@ -33,6 +34,9 @@ from asyncop.apiserver.tlsmode import check_token
 from asyncop.clock import Clock
 
 log = structlog.get_logger("asyncop.apiserver.http")
+
+_COUNTED = web.RequestKey("asyncop.counted", tuple)
+"""Request key holding (verb, Target) once a resource request is parsed (for the metrics)."""
 
 PROTO_OPENAPI_CT = "application/com.github.proto-openapi.spec.v2.v1.0+protobuf"
 #: real subresources that need a kubelet or a network path: refused with a clear message
@@ -45,7 +49,8 @@ UNSUPPORTED_SUBRESOURCES = frozenset({
 
 class Router:
     def __init__(self, *, store: Store, clock: Clock, faults: Faults, version: tuple[str, str],
-                 bookmark_interval: float, address: str, token: str | None = None) -> None:
+                 bookmark_interval: float, address: str, token: str | None = None,
+                 metrics: RequestMetrics | None = None) -> None:
         self.store = store
         self.token = token
         self.clock = clock
@@ -55,16 +60,24 @@ class Router:
         self.address = address
         self.objects = ObjectRoutes(store)
         self.watches = WatchRoutes(store, clock, bookmark_interval=bookmark_interval)
+        self.metrics = metrics if metrics is not None else RequestMetrics()
 
     async def handle(self, request: web.Request) -> web.StreamResponse:
         try:
             check_token(request.path, request.headers.get("Authorization", ""), self.token)
-            return await self._dispatch(request)
+            response = await self._dispatch(request)
         except ApiError as err:
-            return error_response(err)
+            response = error_response(err)
         except Exception as exc:
             log.exception("request failed", method=request.method, path=request.path)
-            return error_response(errors.internal(str(exc)))
+            response = error_response(errors.internal(str(exc)))
+        counted = request.get(_COUNTED)
+        if counted is not None:
+            headers = request.headers
+            self.metrics.count(verb=counted[0], target=counted[1], code=response.status,
+                               user_agent=headers.get("User-Agent", ""),
+                               content_type=headers.get("Content-Type", ""))
+        return response
 
     async def _dispatch(self, request: web.Request) -> web.StreamResponse:
         path = request.path.rstrip("/") or "/"
@@ -75,6 +88,7 @@ class Router:
             if target is None:
                 return await self._discovery(request, parts, prefix_only)
             verb = _verb(method, target, request)
+            request[_COUNTED] = (verb, target)
             await self._faults(verb, request.path)
             return await self._resource(request, target, verb)
         if method != "GET":
@@ -85,6 +99,9 @@ class Router:
             return json_response(discovery.version_info(*self.version))
         if path in ("/healthz", "/livez", "/readyz"):
             return web.Response(text="ok", content_type="text/plain")
+        if path == "/metrics":
+            return web.Response(text=self.metrics.render(), content_type="text/plain",
+                                charset="utf-8", headers={"X-Content-Type-Options": "nosniff"})
         if path == "/openapi/v2":
             accept = request.headers.get("Accept", "")
             if "protobuf" in accept or not accept:

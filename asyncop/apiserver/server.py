@@ -22,6 +22,7 @@ import yaml
 from aiohttp import web
 
 from asyncop.apiserver.faults import Faults
+from asyncop.apiserver.requestmetrics import RequestMetrics
 from asyncop.apiserver.routes import Router
 from asyncop.apiserver.storage import Store
 from asyncop.apiserver.tlsmode import Certificate, self_signed
@@ -56,6 +57,8 @@ class ApiServer:
         gates = {"ShardedListAndWatch": True, **(feature_gates or {})}
         self.features = frozenset(name for name, on in gates.items() if on)
         self.faults = Faults()
+        self.metrics = RequestMetrics()
+        """apiserver_request_total and requests by client, served at /metrics."""
         self._store: Store | None = None
         self._runner: web.AppRunner | None = None
         self._port = 0
@@ -93,7 +96,8 @@ class ApiServer:
         port = self._port or self._requested_port
         router = Router(store=store, clock=self.clock, faults=self.faults,
                         version=self.version, bookmark_interval=self.bookmark_interval,
-                        address=f"{self.host}:{port}", token=self.token)
+                        address=f"{self.host}:{port}", token=self.token,
+                        metrics=self.metrics)
         context = None
         if self.tls:
             if self._certificate is None:
@@ -146,6 +150,7 @@ class ApiServer:
             self._store.hub.cut()
         runner, self._runner = self._runner, None
         if runner is not None:
+            await _stop_accepting(runner)
             await runner.cleanup()
             log.debug("apiserver stopped", url=self.url)
 
@@ -186,3 +191,24 @@ class ApiServer:
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(yaml.safe_dump(self.kubeconfig(namespace=namespace), sort_keys=False))
         return target
+
+
+async def _stop_accepting(runner: web.AppRunner) -> None:
+    """Stop accepting connections, then let the ones just accepted attach to the server.
+
+    asyncio (3.11) accepts a connection in one loop turn and attaches it to its Server in the
+    next; a Server closed in between fails that attach silently and leaks the socket open and
+    unread, so a client's request on it would wait for ever. Taking the listening sockets out
+    of the selector first, and closing the Server only after the pending attaches ran, makes
+    every accepted connection one that the shutdown closes.
+    """
+    loop = asyncio.get_running_loop()
+    if not isinstance(loop, asyncio.selector_events.BaseSelectorEventLoop):
+        return  # uvloop attaches in the accept itself
+    for site in list(runner.sites):
+        server = getattr(site, "_server", None)
+        for sock in getattr(server, "sockets", None) or ():
+            loop.remove_reader(sock.fileno())
+    for _ in range(3):
+        await asyncio.sleep(0)
+

@@ -28,6 +28,7 @@ import yaml
 from asyncop.api import AlreadyExists, ApiError, Forbidden, Kind, NotFound, RawObject
 from asyncop.api import kinds as builtin_kinds
 from asyncop.client import Client, ClientConfig, ConfigError, TransportError, load_config
+from asyncop.commands import eventloop
 from asyncop.commands.errors import UserError
 from asyncop.commands.target import operator_crds, resolve_operator
 from asyncop.operator import Operator, OperatorError
@@ -160,6 +161,8 @@ async def _run_manager(
         await mgr.start()
     except OSError as exc:
         raise UserError(f"cannot bind the metrics/health address: {exc}") from None
+    log.info("operator started", event_loop=eventloop.current(),
+             controllers=[c.name for c in controllers])
     summary: asyncio.Task[None] | None = None
     try:
         if mgr.metrics_port:

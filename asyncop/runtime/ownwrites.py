@@ -12,7 +12,9 @@ clock; a timeout only logs.
 
 Invariants: writes made outside any reconcile, or in another controller's reconcile, are not
 recorded here; only the last reconcile's writes are waited for; the pending records are
-bounded (stale ones are dropped once `MAX_PENDING` keys have records).
+bounded: once more than `MAX_PENDING` keys have records, those older than `timeout` are
+dropped, oldest first (`pending` is kept in time order, so that costs O(1) per write), which
+leaves at most the keys written within one `timeout`.
 """
 
 from __future__ import annotations
@@ -82,12 +84,19 @@ class OwnWrites:
                 self._remember(key, rec.writes, clock.monotonic())
 
     def _remember(self, key: str, writes: Writes, now: float) -> None:
-        if len(self.pending) >= MAX_PENDING:
-            # Keys never reconciled again (deleted objects) must not pile up; a record older
-            # than the wait bound would only cost one bounded wait anyway.
-            for stale in [k for k, (t, _) in self.pending.items() if now - t > self.timeout]:
-                self._forget(stale)
+        self.pending.pop(key, None)  # re-inserted last: the dict stays in time order
         self.pending[key] = (now, writes)
+        if len(self.pending) > MAX_PENDING:
+            # Keys never reconciled again (deleted objects, finished ones) must not pile up;
+            # a record older than the wait bound would only cost one bounded wait anyway.
+            # Oldest first, stopping at the first fresh one: O(1) per record over time.
+            stale = []
+            for old, (t, _) in self.pending.items():
+                if now - t <= self.timeout:
+                    break
+                stale.append(old)
+            for old in stale:
+                del self.pending[old]
 
     def _forget(self, key: str) -> Writes:
         record = self.pending.pop(key, None)

@@ -89,3 +89,28 @@ async def test_restart_keeps_or_drops_state_on_same_port(http: aiohttp.ClientSes
             assert r.status == 404
         async with http.get(srv.url + "/api/v1/namespaces/default") as r:
             assert r.status == 200
+
+
+async def test_a_request_racing_a_restart_is_answered_or_cut_never_left_hanging() -> None:
+    """Whatever loop turn the restart lands on relative to a watch's connect (accepted and
+    not yet attached is the hard one), the client learns of it: its watch ends or fails."""
+    from asyncop.api.kinds import CONFIGMAP
+    from asyncop.client import Client, ClientConfig
+
+    async with ApiServer(port=0, simulators=False) as srv:
+        async with Client(ClientConfig(host=srv.url), timeout=5, max_retries=0) as c:
+            rv = (await c.list(CONFIGMAP))["metadata"]["resourceVersion"]
+
+            async def watch() -> None:
+                try:
+                    async for _ in c.watch(CONFIGMAP, resource_version=rv, timeout_seconds=60):
+                        pass
+                except Exception:
+                    pass  # refused or cut: either way the client knows
+
+            for turns in range(12):
+                task = asyncio.create_task(watch())
+                for _ in range(turns):
+                    await asyncio.sleep(0)
+                await srv.restart(keep_state=True)
+                await asyncio.wait_for(task, 5)

@@ -162,3 +162,27 @@ async def test_full_queue_drops_instead_of_blocking(client: Client, cm: RawObjec
     for i in range(5):
         rec.event(cm, "Normal", f"R{i}", "m", kind=CONFIGMAP)  # nobody drains: no blocking
     assert rec.pending == 2 and rec.dropped == 3
+
+
+async def test_a_burst_of_events_is_posted_whole_and_repeats_still_aggregate(
+    client: Client, recorder: Any
+) -> None:
+    """Concurrent senders: 600 Events about 300 objects queued at once all arrive, and 20
+    identical ones queued together end as one Event with count 20, not several series."""
+    _, running = recorder
+    objs = [{"apiVersion": "v1", "kind": "ConfigMap",
+             "metadata": {"name": f"o{i}", "namespace": "default", "uid": f"uid-{i}"}}
+            for i in range(300)]
+    for obj in objs:
+        running.rec.event(obj, "Normal", "Created", "created")
+        running.rec.event(obj, "Normal", "Done", f"done {obj['metadata']['name']}")
+    for _ in range(20):
+        running.rec.event(objs[0], "Warning", "Again", "the same thing again")
+    await running.flushed()
+    items = await events(client)
+    assert running.rec.dropped == 0
+    assert len([e for e in items if e["reason"] == "Created"]) == 300
+    assert sorted(e["message"] for e in items if e["reason"] == "Done") == \
+        sorted(f"done o{i}" for i in range(300))
+    (again,) = [e for e in items if e["reason"] == "Again"]
+    assert again["count"] == 20
