@@ -102,9 +102,10 @@ def start_operator(impl: str, work: Workdir, server: Server, *, script: str = "a
     elif impl.startswith("asyncop"):
         argv = [sys.executable, "-P", str(BENCH / "_asyncop_side.py"), script, "--kubeconfig", kc,
                 "--namespace", namespace]
-    else:
+    else:  # kopf, or kopf-quiet (its logs at WARNING)
         scope = ["-A"] if script == "at" else ["--namespace", namespace]
-        argv = [sys.executable, "-m", "kopf", "run", "--standalone", *scope,
+        quiet = ["--quiet"] if impl.endswith("-quiet") else []
+        argv = [sys.executable, "-m", "kopf", "run", "--standalone", *quiet, *scope,
                 str(BENCH / "peers" / f"kopf_{script}.py")]
     return Process(impl, argv, log=work.path / f"{impl}-{script}.log",
                    env={"KUBECONFIG": kc})
@@ -341,8 +342,8 @@ async def run(args: argparse.Namespace) -> None:
         for impl in impls:
             if ":" in impl and not variants:
                 continue
-            if impl == "kopf" and missing:
-                emit({"case": case, "impl": "kopf", "skipped": missing})
+            if impl.startswith("kopf") and missing:
+                emit({"case": case, "impl": impl, "skipped": missing})
                 continue
             await body(impl)
 

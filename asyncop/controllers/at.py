@@ -56,7 +56,7 @@ from asyncop.clock import Clock, format_time
 from asyncop.controllers.common import EVENTS_RULES, PolicyRule, write_status
 from asyncop.crd import CustomResource, Int64, Model, PrinterColumn
 from asyncop.runtime.cache import Cache
-from asyncop.runtime.controller import Controller
+from asyncop.runtime.controller import DEFAULT_WORKERS, Controller
 from asyncop.runtime.handlers import for_, owns
 from asyncop.runtime.manager import Manager
 from asyncop.runtime.reconcile import Result
@@ -365,7 +365,9 @@ def _key(obj: RawObject) -> str:
     return f"{obj['metadata'].get('namespace', '')}/{obj['metadata']['name']}"
 
 
-def at_controller(mgr: Manager, *, workers: int = 2, image: str = "busybox") -> Controller:
+def at_controller(
+    mgr: Manager, *, workers: int = DEFAULT_WORKERS, image: str = "busybox"
+) -> Controller:
     """The `at` controller: At objects, and the pods they own."""
     r = AtReconciler(
         client=mgr.client,

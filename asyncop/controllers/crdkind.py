@@ -45,7 +45,7 @@ from asyncop.controllers.common import (
 )
 from asyncop.crd import Conditions, CustomResource, Int64, Model, PrinterColumn
 from asyncop.runtime.cache import Cache
-from asyncop.runtime.controller import Controller
+from asyncop.runtime.controller import DEFAULT_WORKERS, Controller
 from asyncop.runtime.handlers import for_, watches
 from asyncop.runtime.manager import Manager
 from asyncop.runtime.reconcile import Result
@@ -282,7 +282,7 @@ def children_to_crdkind(obj: RawObject) -> Iterable[Request]:
 
 
 def crdkind_controller(
-    mgr: Manager, *, workers: int = 2, images: dict[str, str] | None = None
+    mgr: Manager, *, workers: int = DEFAULT_WORKERS, images: dict[str, str] | None = None
 ) -> Controller:
     """The `crdkind` controller: CrdKinds and the Deployments and Services they own."""
     r = CrdKindReconciler(client=mgr.client, cache=mgr.cache, clock=mgr.clock,

@@ -39,7 +39,7 @@ from asyncop.controllers.common import (
 )
 from asyncop.crd import CustomResource, Int64, Model, PrinterColumn
 from asyncop.runtime.cache import Cache
-from asyncop.runtime.controller import Controller
+from asyncop.runtime.controller import DEFAULT_WORKERS, Controller
 from asyncop.runtime.handlers import Mapper, for_, watches
 from asyncop.runtime.manager import Manager
 from asyncop.runtime.reconcile import Result
@@ -191,7 +191,9 @@ def deployment_to_foos(cache: Cache) -> Mapper:
     return mapper
 
 
-def foo_controller(mgr: Manager, *, workers: int = 2, image: str = "nginx:latest") -> Controller:
+def foo_controller(
+    mgr: Manager, *, workers: int = DEFAULT_WORKERS, image: str = "nginx:latest"
+) -> Controller:
     """The `foo` controller: Foo objects and the Deployments they name."""
     r = FooReconciler(
         client=mgr.client, cache=mgr.cache, recorder=mgr.recorder("foo-controller"), image=image

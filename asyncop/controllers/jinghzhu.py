@@ -42,7 +42,7 @@ from asyncop.controllers.common import EVENTS_RULES, PolicyRule, write_status
 from asyncop.controllers.common.expectations import Expectations
 from asyncop.crd import CustomResource, Int64, Model, PrinterColumn
 from asyncop.runtime.cache import Cache
-from asyncop.runtime.controller import Controller
+from asyncop.runtime.controller import DEFAULT_WORKERS, Controller
 from asyncop.runtime.handlers import for_, owns
 from asyncop.runtime.manager import Manager
 from asyncop.runtime.reconcile import Result
@@ -241,7 +241,9 @@ def _phase(pod: RawObject) -> str:
     return str((pod.get("status") or {}).get("phase") or "Pending")
 
 
-def jinghzhu_controller(mgr: Manager, *, workers: int = 2, image: str = "busybox") -> Controller:
+def jinghzhu_controller(
+    mgr: Manager, *, workers: int = DEFAULT_WORKERS, image: str = "busybox"
+) -> Controller:
     """The `jinghzhu` controller: Jinghzhus and their worker pods."""
     r = JinghzhuReconciler(client=mgr.client, cache=mgr.cache, clock=mgr.clock,
                            recorder=mgr.recorder("jinghzhu-controller"), image=image)

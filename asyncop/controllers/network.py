@@ -33,7 +33,7 @@ from asyncop.controllers.common import (
 )
 from asyncop.crd import Conditions, CustomResource, Int64, Model, PrinterColumn
 from asyncop.runtime.cache import Cache
-from asyncop.runtime.controller import Controller
+from asyncop.runtime.controller import DEFAULT_WORKERS, Controller
 from asyncop.runtime.handlers import Predicate, for_, resource_version_changed
 from asyncop.runtime.manager import Manager
 from asyncop.runtime.reconcile import Result
@@ -174,7 +174,7 @@ def _log_delete(obj: RawObject) -> bool:
 log_events = Predicate("log_events", _log_add, _log_update, _log_delete)
 
 
-def network_controller(mgr: Manager, *, workers: int = 2) -> Controller:
+def network_controller(mgr: Manager, *, workers: int = DEFAULT_WORKERS) -> Controller:
     """The `network` controller (resync updates with an unchanged resourceVersion skipped)."""
     r = NetworkReconciler(
         client=mgr.client, cache=mgr.cache, clock=mgr.clock,

@@ -14,7 +14,7 @@ from asyncop.api import Request
 from asyncop.api.kinds import POD
 from asyncop.controllers.common import PolicyRule
 from asyncop.runtime.cache import Cache
-from asyncop.runtime.controller import Controller
+from asyncop.runtime.controller import DEFAULT_WORKERS, Controller
 from asyncop.runtime.handlers import for_, resource_version_changed
 from asyncop.runtime.manager import Manager
 from asyncop.runtime.reconcile import Result
@@ -38,7 +38,7 @@ class PodLogger:
         return Result()
 
 
-def podlogger_controller(mgr: Manager, *, workers: int = 1) -> Controller:
+def podlogger_controller(mgr: Manager, *, workers: int = DEFAULT_WORKERS) -> Controller:
     """The `podlogger` controller: every pod in the Manager's namespaces."""
     return Controller(
         "podlogger", PodLogger(cache=mgr.cache),

@@ -17,7 +17,7 @@ from asyncop.api import NotFound, Request
 from asyncop.api.kinds import CONFIGMAP, EVENT, LEASE
 from asyncop.apiserver import ApiServer
 from asyncop.client import Client, ClientConfig
-from asyncop.runtime.controller import Controller
+from asyncop.runtime.controller import DEFAULT_WORKERS, Controller
 from asyncop.runtime.handlers import for_
 from asyncop.runtime.leader import LeaderElectionConfig, format_micro_time
 from asyncop.runtime.manager import LeaderElectionLost, Manager
@@ -150,7 +150,7 @@ async def test_probes_and_metrics_after_real_reconciles(client: Client) -> None:
         assert value(text, 'workqueue_adds_total{name="stamper"}') >= 3
         assert value(text, 'asyncop_cache_objects{kind="configmaps"}') == 3
         series = 'controller_runtime_max_concurrent_reconciles{controller="stamper"}'
-        assert value(text, series) == 1
+        assert value(text, series) == DEFAULT_WORKERS  # the default: none given
         # An unresponsive loop fails /healthz: the ticker stops, virtual time moves on.
         for task in mgr._tasks:
             if task.get_name() == "loop-probe":
