@@ -4,6 +4,9 @@ Cases (one JSON line each on stdout):
 - `create_c1`, `create_c32`: ConfigMap creates/s with 1 and 32 concurrent connections;
 - `watch_live_w1`, `watch_live_w10`: events/s delivered (aggregate over watchers) while 32
   connections create objects as fast as they can;
+- `watch_live_burst_w1`: live events/s to one watcher when the writes come faster than
+  creates can make them (one DELETE of a collection of n objects: n deletions at once), so
+  the number is the server's delivery rate, not its create rate;
 - `watch_replay_w1`, `watch_replay_w10`: events/s delivered when watchers resume from an old
   resourceVersion and the server replays its history (fan-out without the write cost);
 - `create_c1_aiohttp`: the 1-connection create rate through an aiohttp client session, for
@@ -203,6 +206,25 @@ async def bench_watch_live(url: str, n: int, watchers: int) -> dict[str, Any]:
             "seconds": round(elapsed, 3), "events_per_s": round(n * watchers / elapsed)}
 
 
+async def bench_watch_live_burst(url: str, n: int) -> dict[str, Any]:
+    """Live events faster than creates can make them: one DELETE of a collection of n
+    objects writes n deletions at once, delivered as they happen to one watcher."""
+    ns = "burst-w1"
+    await ensure_namespace(url, ns)
+    await create_many(url, ns, n, 32, "cm")
+    rv = await current_rv(url, ns)
+    ready = asyncio.Event()
+    task = asyncio.create_task(count_events(url, ns, rv, n, ready))
+    await ready.wait()
+    start = time.perf_counter()
+    async with RawConn(url) as conn:
+        status, data = await conn.request("DELETE", f"/api/v1/namespaces/{ns}/configmaps")
+        assert status == 200, data
+    elapsed = await task - start
+    return {"case": "watch_live_burst_w1", "events_per_watcher": n,
+            "seconds": round(elapsed, 3), "events_per_s": round(n / elapsed)}
+
+
 async def bench_watch_replay(url: str, n: int, watchers: int) -> dict[str, Any]:
     ns = f"replay-w{watchers}"
     await ensure_namespace(url, ns)
@@ -223,6 +245,7 @@ async def run(n: int) -> None:
             lambda: bench_creates(url, n, 32),
             lambda: bench_watch_live(url, n, 1),
             lambda: bench_watch_live(url, n, 10),
+            lambda: bench_watch_live_burst(url, n),
             lambda: bench_watch_replay(url, n, 1),
             lambda: bench_watch_replay(url, n, 10),
             lambda: bench_creates_aiohttp(url, n),

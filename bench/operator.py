@@ -68,7 +68,7 @@ CM_PATH = "/api/v1/namespaces/{ns}/configmaps"
 POD_PATH = "/api/v1/namespaces/{ns}/pods"
 NS = "bench"
 MIB = 1024 * 1024
-IMPLS = ("asyncop", "asyncop:16", "kopf")
+IMPLS = ("asyncop", "asyncop+asyncio", "kopf", "kopf-quiet")
 PROFILE_DIR = ""  # set by --profile
 
 
@@ -251,7 +251,8 @@ def rfc3339(ts: float) -> str:
     return datetime.fromtimestamp(ts, UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
 
 
-async def schedule(impl: str, *, case: str, n: int, spread: float, lead: float) -> None:
+async def schedule(impl: str, *, case: str, n: int, spread: float, lead: float,
+                   preload: int = 0) -> None:
     work = Workdir("schedule")
     server = Server(work.path)
     op: Process | None = None
@@ -261,6 +262,9 @@ async def schedule(impl: str, *, case: str, n: int, spread: float, lead: float) 
             ats = server.url + AT_PATH.format(ns=NS)
             await ensure_namespace(http, server.url, NS)
             await warm_up(http, server.url, op)
+            extra: dict[str, Any] = {}
+            if preload:  # the cost curve: `preload` Ats waiting for a far schedule first
+                extra = await pending_ats(http, ats, op, preload)
             base = time.time() + lead
             due = {f"at-{i}": round(base + i * spread / n, 3) for i in range(n)}
             rv = await list_rv(http, ats)
@@ -285,12 +289,35 @@ async def schedule(impl: str, *, case: str, n: int, spread: float, lead: float) 
                   "p99_ms": round(percentile(values, 99), 1),
                   "max_ms": round(max(values), 1), "min_ms": round(min(values), 1),
                   "late_over_1s": sum(v > 1000 for v in values),
-                  "peak_rss_mib": round(op.peak_rss() / MIB, 1)})
+                  "peak_rss_mib": round(op.peak_rss() / MIB, 1), **extra})
     finally:
         if op is not None:
             op.stop()
         server.stop()
         work.cleanup()
+
+
+async def pending_ats(http: Any, ats: str, op: Process, n: int) -> dict[str, Any]:
+    """Create n Ats due in an hour and wait until the operator has marked each PENDING:
+    the operator's CPU per PENDING At (one reconcile, one status write, one timer)."""
+    names = {f"later-{i}" for i in range(n)}
+    later = rfc3339(time.time() + 3600)
+    rv = await list_rv(http, ats)
+    seen: set[str] = set()
+
+    def on_event(event: dict[str, Any], _: float) -> bool:
+        name = event["object"]["metadata"]["name"]
+        if name in names and phase(event) == "PENDING":
+            seen.add(name)
+        return len(seen) == n
+
+    cpu0, start = op.cpu(), time.perf_counter()
+    waiter = asyncio.create_task(follow(http, ats, rv, on_event, timeout=120 + n * 0.02))
+    await create_all(http, ats, [at_body(name, later) for name in sorted(names)],
+                     concurrency=16)
+    await waiter
+    return {"preloaded": n, "preload_s": round(time.perf_counter() - start, 1),
+            "cpu_ms_per_pending_at": round((op.cpu() - cpu0) / n * 1000, 3)}
 
 
 # -- 4. Cache scale ------------------------------------------------------------------------
@@ -357,6 +384,12 @@ async def run(args: argparse.Namespace) -> None:
             impl, case="schedule", n=1000, spread=10.0, lead=5.0))
         await each("schedule_light", lambda impl: schedule(
             impl, case="schedule_light", n=100, spread=10.0, lead=5.0))
+        await each("schedule_burst", lambda impl: schedule(
+            impl, case="schedule_burst", n=100, spread=0.0, lead=5.0))
+    if "curve" in only:  # not in the default run: 100,000 Ats take minutes
+        for preload in args.curve:
+            await each("curve", lambda impl, p=preload: schedule(
+                impl, case=f"curve_{p}", n=1000, spread=10.0, lead=5.0, preload=p))
     if "cache" in only:
         await cache_sync(args.objects)
 
@@ -367,7 +400,11 @@ def main() -> None:
                         help="10,000 Ats and 100,000 cached objects")
     parser.add_argument("--ats", type=int, default=None, help="Ats in the throughput case")
     parser.add_argument("--objects", type=int, default=None, help="objects in the cache case")
-    parser.add_argument("--only", default="at,fanin,schedule,cache")
+    parser.add_argument("--only", default="at,fanin,schedule,cache",
+                        help="cases; `curve` (not in the default) is the cost curve")
+    parser.add_argument("--curve", type=lambda v: [int(x) for x in v.split(",")],
+                        default=[1000, 10_000, 100_000],
+                        help="Ats waiting in the cache for each point of the cost curve")
     parser.add_argument("--impl", default=",".join(IMPLS))
     parser.add_argument("--profile", metavar="DIR", default="",
                         help="run the asyncop At operator under cProfile, stats into DIR")
