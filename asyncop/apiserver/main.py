@@ -20,6 +20,7 @@ import yaml
 
 from asyncop.apiserver.registry import CRD_GR
 from asyncop.apiserver.server import ApiServer
+from asyncop.gcpolicy import GcPolicy
 
 
 def apply_crd_dir(server: ApiServer, crds_dir: str) -> int:
@@ -45,13 +46,16 @@ def apply_crd_dir(server: ApiServer, crds_dir: str) -> int:
 
 
 async def serve(*, host: str = "127.0.0.1", port: int = 0, kubeconfig_out: str | None = None,
-                crds_dir: str | None = None, simulators: bool = True,
+                crds_dir: str | None = None, simulators: bool = True, gc_freeze: bool = True,
                 **options: Any) -> None:
+    """Run an ApiServer until SIGINT/SIGTERM (the `asyncop apiserver` process); `gc_freeze`
+    keeps full GC collections short with a big store (asyncop.gcpolicy)."""
     if not structlog.is_configured():
         # stdout carries only the listening line; logs go to stderr
         structlog.configure(logger_factory=structlog.PrintLoggerFactory(sys.stderr))
     server = ApiServer(host=host, port=port, simulators=simulators, **options)
     await server.start()
+    policy = asyncio.create_task(GcPolicy(clock=server.clock).run()) if gc_freeze else None
     try:
         if crds_dir:
             apply_crd_dir(server, crds_dir)
@@ -69,6 +73,9 @@ async def serve(*, host: str = "127.0.0.1", port: int = 0, kubeconfig_out: str |
             for sig in (signal.SIGINT, signal.SIGTERM):
                 loop.remove_signal_handler(sig)
     finally:
+        if policy is not None:
+            policy.cancel()
+            await asyncio.gather(policy, return_exceptions=True)
         await server.stop()
 
 

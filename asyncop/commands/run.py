@@ -142,6 +142,7 @@ async def _run_manager(
         health_probe_bind_address=args.health_probe_bind_address or default_bind,
         exit_on_lost_lease=True,
         install_signal_handlers=True,
+        gc_freeze=args.gc_freeze,
     )
     try:
         controllers = op.install(mgr, names=names, workers=args.workers)

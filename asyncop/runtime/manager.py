@@ -38,6 +38,7 @@ from asyncop.api import Kind
 from asyncop.api.shards import ShardSpace
 from asyncop.client import Client, ClientConfig
 from asyncop.clock import Clock, RealClock, wait_for
+from asyncop.gcpolicy import GcPolicy
 from asyncop.runtime.cache import Cache
 from asyncop.runtime.health import Health, LoopLagProbe
 from asyncop.runtime.leader import LeaderElectionConfig, LeaderElector
@@ -95,6 +96,7 @@ class Manager:
         graceful_shutdown_timeout: float = 10.0,
         exit_on_lost_lease: bool = False,
         install_signal_handlers: bool = False,
+        gc_freeze: bool = False,
     ) -> None:
         if (config is None) == (client is None):
             raise ValueError("pass exactly one of config= or client=")
@@ -124,6 +126,8 @@ class Manager:
         self.graceful_shutdown_timeout = graceful_shutdown_timeout
         self.exit_on_lost_lease = exit_on_lost_lease
         self.install_signal_handlers = install_signal_handlers
+        self.gc_policy = GcPolicy(clock=self.clock) if gc_freeze else None
+        """With `gc_freeze`: short full GC collections in a big cache (asyncop.gcpolicy)."""
         self._server = ProbeServer(
             health=self.health,
             exposition=self._exposition,
@@ -229,6 +233,8 @@ class Manager:
         if self.install_signal_handlers:
             self._install_signals()
         self._spawn(self._loop_probe.run(), "loop-probe")
+        if self.gc_policy is not None:
+            self._spawn(self.gc_policy.run(), "gc-policy")
         for name, rec in self._recorders.items():
             self._spawn(rec.run(), f"recorder:{name}")
         for c in self._controllers:
