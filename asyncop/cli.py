@@ -128,15 +128,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = build_parser().parse_args(args_list)
         if args.command == "apiserver":
             return _run_apiserver(args)
-        return eventloop.run(amain(args_list), event_loop=getattr(args, "event_loop", "auto"))
+        return eventloop.run(amain(args_list, process=True),
+                             event_loop=getattr(args, "event_loop", "auto"))
     except UserError as exc:
         return _fail(exc)
     except KeyboardInterrupt:
         return 130
 
 
-async def amain(argv: Sequence[str]) -> int:
-    """`main` for callers that already run an event loop (tests, embedding)."""
+async def amain(argv: Sequence[str], *, process: bool = False) -> int:
+    """`main` for callers that already run an event loop (tests, embedding); `main` passes
+    `process=True` (the process is the command's alone)."""
     try:
         args = build_parser().parse_args(list(argv))
         if args.command == "version":
@@ -152,7 +154,7 @@ async def amain(argv: Sequence[str]) -> int:
             return create_api_command(args)
         if args.command == "apiserver":
             raise UserError("`asyncop apiserver` runs its own event loop; call main() instead")
-        return await run_command(args)
+        return await run_command(args, process=process)
     except UserError as exc:
         return _fail(exc)
     except (ConfigError, TransportError) as exc:

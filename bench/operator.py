@@ -177,20 +177,46 @@ async def at_throughput(impl: str, n: int) -> None:
             bad = [i["metadata"]["name"] for i in items
                    if (i.get("status") or {}).get("result") != "Succeeded"]
             pods = await list_items(http, server.url + POD_PATH.format(ns=NS))
+            peak_rss = op.peak_rss()
+            restart: dict[str, Any] = {}
+            if impl.startswith("asyncop"):
+                # A restart reconciles every At again with nothing to do: 0 writes expected.
+                op.stop()
+                before = await requests_by_client(http, server.url)
+                op = start_operator(impl, work, server)
+                await idle(op)
+                again = await operator_requests(http, server.url, before)
+                restart = {"restart_requests": sum(again.values()),
+                           "restart_requests_by_verb": dict(sorted(again.items()))}
             emit({"case": "at_throughput", "impl": impl, "ats": n,
                   "seconds": round(seconds, 3), "ats_per_s": round(n / seconds, 1),
                   "cpu_s_per_at": round(cpu / n, 5), "operator_cpu_s": round(cpu, 2),
-                  "peak_rss_mib": round(op.peak_rss() / MIB, 1),
+                  "peak_rss_mib": round(peak_rss / MIB, 1),
                   "server_cpu_s": round(server_cpu, 2),
                   "requests_per_at": round(sum(requests.values()) / n, 2),
                   "requests_per_at_by_verb": {k: round(v / n, 2)
                                               for k, v in sorted(requests.items())},
-                  "not_succeeded": len(bad), "pods": len(pods), "expected_pods": n + 1})
+                  "not_succeeded": len(bad), "pods": len(pods), "expected_pods": n + 1,
+                  **restart})
     finally:
         if op is not None:
             op.stop()
         server.stop()
         work.cleanup()
+
+
+async def idle(op: Process, *, quiet: float = 0.02, timeout: float = 120.0) -> None:
+    """Wait until a freshly started operator has started up and then stays (almost) idle:
+    its CPU grows by less than `quiet` seconds in each of two consecutive half seconds."""
+    deadline = time.monotonic() + timeout
+    await asyncio.sleep(2.0)
+    last, calm = op.cpu(), 0
+    while calm < 2 and time.monotonic() < deadline:
+        op.check_alive()
+        await asyncio.sleep(0.5)
+        now = op.cpu()
+        calm = calm + 1 if now - last < quiet else 0
+        last = now
 
 
 # -- 2. Fan-in latency ---------------------------------------------------------------------

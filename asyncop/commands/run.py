@@ -73,7 +73,9 @@ def _validate(args: argparse.Namespace) -> None:
             raise UserError(f"--apply {path}: no such file or directory")
 
 
-async def run_command(args: argparse.Namespace) -> int:
+async def run_command(args: argparse.Namespace, *, process: bool = False) -> int:
+    """`asyncop run`; `process=True` when this process exists only for it (the console
+    entry point), which may then configure process-wide things once for good."""
     op = resolve_operator(args.target)
     if op.empty:
         raise UserError(f"{op.name} has no controllers yet; add one with `asyncop create api`")
@@ -83,7 +85,7 @@ async def run_command(args: argparse.Namespace) -> int:
     except OperatorError as exc:
         raise UserError(str(exc)) from None
     _validate(args)
-    configure_logging(format=args.log_format, level=args.log_level)
+    configure_logging(format=args.log_format, level=args.log_level, cache_loggers=process)
     docs = [doc for path in args.apply for doc in load_manifests(Path(path))]
     embedded: Any = None
     tmpdir: tempfile.TemporaryDirectory[str] | None = None

@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import re
 from datetime import UTC, datetime
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, cast
 
 import structlog
 from pydantic import Field, ValidationError, field_validator
@@ -46,7 +46,6 @@ from asyncop.api import (
     RawObject,
     Request,
     controller_of,
-    deep_copy,
     owner_reference,
 )
 from asyncop.api.kinds import POD
@@ -349,8 +348,9 @@ class AtReconciler:
         finalizers = pod["metadata"].get("finalizers") or []
         if FINALIZER not in finalizers:
             return
-        body = deep_copy(pod)
-        body["metadata"]["finalizers"] = [f for f in finalizers if f != FINALIZER]
+        # Shallow copies down to the changed list: the body is only serialized.
+        meta = {**pod["metadata"], "finalizers": [f for f in finalizers if f != FINALIZER]}
+        body = cast(RawObject, {**pod, "metadata": meta})
         try:
             await self.client.update(POD, body)
         except NotFound:

@@ -64,8 +64,13 @@ def configure_logging(
     format: LogFormat | None = None,
     level: str | int = "info",
     stream: TextIO | None = None,
+    cache_loggers: bool = False,
 ) -> None:
-    """Configure structlog; `format=None` picks console on a TTY and JSON otherwise."""
+    """Configure structlog; `format=None` picks console on a TTY and JSON otherwise.
+
+    `cache_loggers=True` (what `asyncop run` does) lets each module's logger build its bound
+    logger once instead of on every call; a process that configures logging again later
+    (tests) must leave it off, or loggers used before keep the old configuration."""
     out: Any = stream if stream is not None else _CurrentStderr()
     if format is None:
         format = "console" if out.isatty() else "json"
@@ -96,5 +101,5 @@ def configure_logging(
         processors=processors,
         wrapper_class=structlog.make_filtering_bound_logger(parse_level(level)),
         logger_factory=structlog.PrintLoggerFactory(file=out),
-        cache_logger_on_first_use=False,
+        cache_logger_on_first_use=cache_loggers,
     )

@@ -9,11 +9,11 @@ the Controller retries with backoff on fresh data (logged at info, without a tra
 
 from __future__ import annotations
 
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 import structlog
 
-from asyncop.api import Kind, RawObject, deep_copy
+from asyncop.api import Kind, RawObject
 
 log = structlog.get_logger("asyncop.controllers")
 
@@ -31,6 +31,6 @@ async def write_status(
     """
     if obj.get("status") == status:
         return None
-    body = deep_copy(obj)
-    body["status"] = status
+    # A shallow copy: the body is only serialized, and the cached object stays untouched.
+    body = cast(RawObject, {**obj, "status": status})
     return await client.update_status(kind, body)
