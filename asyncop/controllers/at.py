@@ -56,7 +56,7 @@ from asyncop.controllers.common import EVENTS_RULES, PolicyRule, write_status
 from asyncop.crd import CustomResource, Int64, Model, PrinterColumn
 from asyncop.runtime.cache import Cache
 from asyncop.runtime.controller import DEFAULT_WORKERS, Controller
-from asyncop.runtime.handlers import for_, owns
+from asyncop.runtime.handlers import Predicate, for_, owns
 from asyncop.runtime.manager import Manager
 from asyncop.runtime.reconcile import Result
 from asyncop.runtime.recorder import EventRecorder
@@ -376,4 +376,21 @@ def at_controller(
         recorder=mgr.recorder("at-controller"),
         image=image,
     )
-    return Controller("at", r, watches=[for_(At), owns(POD)], workers=workers, rbac=RBAC_RULES)
+    return Controller("at", r, watches=[for_(At), owns(POD, POD_MATTERS)],
+                      workers=workers, rbac=RBAC_RULES)
+
+
+def _pod_facts(pod: RawObject) -> tuple[Any, ...]:
+    meta = pod.get("metadata") or {}
+    return ((pod.get("status") or {}).get("phase"), meta.get("deletionTimestamp"),
+            meta.get("ownerReferences"))
+
+
+POD_MATTERS = Predicate(
+    "pod_phase_deletion_or_owner_changed",
+    update=lambda old, new: _pod_facts(old) != _pod_facts(new),
+)
+"""A pod update matters to its At only if its phase, deletion or owners changed: the pod's
+finalizer removal (and its Pending → Running) needs no reconcile. Creates and deletes always
+pass. (Filtering the At's own status-only updates with `generation_changed` as well was
+measured: it saved little CPU and made RUNNING ~8 ms later, so the At's updates all pass.)"""
