@@ -55,6 +55,8 @@ def status_body(
         details["causes"] = list(causes)
     if retry_after_seconds is not None:
         details["retryAfterSeconds"] = retry_after_seconds
+    # kube-apiserver's field order (the Go struct's): kind, apiVersion, metadata, status,
+    # message, reason, details, code — clients' tests compare whole bodies.
     body: dict[str, Any] = {
         "kind": "Status",
         "apiVersion": "v1",
@@ -62,8 +64,8 @@ def status_body(
         "status": "Failure",
         "message": message,
         "reason": reason or REASONS.get(code, "Unknown" if code < 500 else "InternalError"),
-        "code": code,
     }
     if details:
         body["details"] = details
+    body["code"] = code
     return body

@@ -89,17 +89,29 @@ def validate_metadata(meta: dict[str, Any]) -> list[StatusCause]:
                                     "character"))
     owners = meta.get("ownerReferences") or []
     controllers = 0
-    for i, ref in enumerate(owners):
-        for key in ("apiVersion", "kind", "name", "uid"):
-            if not isinstance(ref, dict) or not ref.get(key):
-                causes.append(cause(f"metadata.ownerReferences[{i}].{key}",
-                                    "FieldValueRequired", "Required value"))
+    for ref in owners:
+        causes += _owner_reference_causes(ref if isinstance(ref, dict) else {})
         if isinstance(ref, dict) and ref.get("controller"):
             controllers += 1
     if controllers > 1:
         causes.append(cause("metadata.ownerReferences", "FieldValueInvalid",
                             "Invalid value: only one reference can have Controller set to true"))
     return causes
+
+
+def _owner_reference_causes(ref: dict[str, Any]) -> list[StatusCause]:
+    """kube's checks of one ownerReference, worded and placed as kube does (the path has no
+    index: `metadata.ownerReferences.apiVersion`)."""
+    api_version = str(ref.get("apiVersion") or "")
+    parts = api_version.split("/")
+    version = parts[-1] if len(parts) <= 2 else ""
+    checks = (("apiVersion", api_version, version, "version must not be empty"),
+              ("kind", str(ref.get("kind") or ""), ref.get("kind"), "must not be empty"),
+              ("name", str(ref.get("name") or ""), ref.get("name"), "must not be empty"),
+              ("uid", str(ref.get("uid") or ""), ref.get("uid"), "must not be empty"))
+    return [cause(f"metadata.ownerReferences.{key}", "FieldValueInvalid",
+                  f"Invalid value: {quote(value)}: {message}")
+            for key, value, present, message in checks if not present]
 
 
 SERVER_OWNED = ("uid", "creationTimestamp", "generation", "deletionTimestamp",

@@ -78,6 +78,8 @@ BUILTINS: tuple[ResourceType, ...] = (
         cats=_ALL, status=True, version="v2"),
     _rt("apiextensions.k8s.io", "customresourcedefinitions", "CustomResourceDefinition",
         namespaced=False, short=("crd", "crds"), status=True),
+    _rt("apiregistration.k8s.io", "apiservices", "APIService", namespaced=False, status=True,
+        cats=("api-extensions",)),
 )
 
 #: Kinds whose metadata.generation is tracked (besides every custom resource).

@@ -346,10 +346,11 @@ class ObjectRoutes:
                                     grace_period_seconds=_grace(options), ctx=ctx)
         if result.removed and not self.writer.returns_object(t.rt):
             meta = result.obj["metadata"]
-            details: dict[str, Any] = {"name": meta["name"], "kind": t.rt.plural,
-                                       "uid": meta.get("uid", "")}
-            if t.rt.group:
+            details: dict[str, Any] = {"name": meta["name"]}  # kube's order: name, group,
+            if t.rt.group:                                      # kind, uid
                 details["group"] = t.rt.group
+            details["kind"] = t.rt.plural
+            details["uid"] = meta.get("uid", "")
             return json_response({"kind": "Status", "apiVersion": "v1", "metadata": {},
                                   "status": "Success", "details": details})
         return json_response(self.view(t.rt, result.obj))

@@ -16,7 +16,6 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
-from asyncop.api import ApiError, status_body
 from asyncop.apiserver import builtins, crdstate, errors, eventsv1, extensions, validation
 from asyncop.apiserver.objectmeta import (
     generate_name,
@@ -84,10 +83,10 @@ class Writer:
                ctx: WriteContext | None = None) -> dict[str, Any]:
         ctx = ctx or WriteContext()
         obj, meta, namespace = self._body(rt, obj, namespace)
-        if meta.get("resourceVersion"):
-            body = status_body(500, "resourceVersion should not be set on objects to be created")
-            body["reason"] = ""
-            raise ApiError(body)
+        rv = meta.pop("resourceVersion", None)
+        if _parses_nonzero(rv):
+            # kube: a version that parses and is not 0 is refused; any other value is cleared
+            raise errors.bad_request("resourceVersion should not be set on objects to be created")
         if not meta.get("name") and not meta.get("generateName"):
             raise errors.invalid(rt, "", [errors.cause(
                 "metadata.name", "FieldValueRequired",
@@ -444,3 +443,10 @@ def _pod_grace(rt: ResourceType, obj: dict[str, Any], requested: int | None) -> 
 
 
 __all__ = ["DeleteResult", "WriteContext", "Writer"]
+
+
+def _parses_nonzero(rv: Any) -> bool:
+    """Whether a resourceVersion given on create is one kube refuses (a non-zero uint64)."""
+    text = rv if isinstance(rv, str) else ""
+    return text.isascii() and text.isdigit() and int(text) > 0
+

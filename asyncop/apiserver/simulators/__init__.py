@@ -6,6 +6,7 @@ its resource) plus one worker task per enabled simulator; the server cancels the
 tasks on stop. Each is switchable in `SimulatorConfig` (all on by default):
 - gc: ownerReference garbage collection (background, foreground, orphan)       gc.py
 - namespaces: empty a Terminating namespace, then finalize it                namespaces.py
+- serviceaccounts: a `default` ServiceAccount in every namespace             serviceaccounts.py
 - deployments: Deployment -> ReplicaSet (rollouts) -> Pods, with status      deployments.py,
   replicasets.py
 - jobs, cronjobs, statefulsets, daemonsets: their Jobs/pods and status        jobs.py, ...
@@ -39,6 +40,7 @@ from asyncop.apiserver.simulators.jobs import JobSimulator
 from asyncop.apiserver.simulators.namespaces import NamespaceSimulator
 from asyncop.apiserver.simulators.pods import PodSimulator
 from asyncop.apiserver.simulators.replicasets import ReplicaSetSimulator
+from asyncop.apiserver.simulators.serviceaccounts import ServiceAccountSimulator
 from asyncop.apiserver.simulators.services import ServiceAllocator
 from asyncop.apiserver.simulators.statefulsets import StatefulSetSimulator
 from asyncop.apiserver.simulators.volumes import VolumeBinder
@@ -53,6 +55,7 @@ Factory = Callable[[SimStore, Clock, SimulatorConfig], Simulator[Any]]
 _SIMULATORS: tuple[tuple[str, tuple[Factory, ...]], ...] = (
     ("gc", (GarbageCollector,)),
     ("namespaces", (NamespaceSimulator,)),
+    ("serviceaccounts", (ServiceAccountSimulator,)),
     ("deployments", (DeploymentSimulator, ReplicaSetSimulator)),
     ("jobs", (JobSimulator,)),
     ("cronjobs", (CronJobSimulator,)),

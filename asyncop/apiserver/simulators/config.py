@@ -17,6 +17,8 @@ class SimulatorConfig:
     """ownerReference garbage collection (background, foreground, orphan)."""
     namespaces: bool = True
     """Namespace lifecycle: empty a Terminating namespace, then finalize it."""
+    serviceaccounts: bool = True
+    """A `default` ServiceAccount in every namespace (kube-controller-manager's)."""
     deployments: bool = True
     """Deployment -> ReplicaSet -> Pod controller, with Deployment/ReplicaSet status."""
     pods: bool = True
