@@ -12,6 +12,7 @@ no traceback. Losing the lease (or a crashed controller) exits 1, like controlle
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -103,6 +104,14 @@ def build_parser() -> argparse.ArgumentParser:
     api.add_argument("--kubeconfig-out", required=True, metavar="PATH")
     api.add_argument("--crds", default=None, metavar="DIR", help="CRD YAMLs to install")
     api.add_argument("--no-simulators", action="store_true")
+    api.add_argument("--tls", action="store_true",
+                     help="serve HTTPS with a generated self-signed CA (written into the "
+                     "kubeconfig)")
+    api.add_argument("--token", default=None, metavar="TOKEN",
+                     help="require `Authorization: Bearer TOKEN` (written into the kubeconfig); "
+                     "default: $ASYNCOP_APISERVER_TOKEN, else none")
+    api.add_argument("--cert-dir", default=None, metavar="DIR",
+                     help="where --tls keeps its certificate (default: a temporary directory)")
     api.add_argument("--event-loop", choices=CHOICES, default="auto",
                      help="auto (default): uvloop when installed (asyncop[fast]), else asyncio")
     crds = sub.add_parser("crds", help="print an operator's CRDs as YAML (default: bundled)")
@@ -174,9 +183,16 @@ def _run_apiserver(args: argparse.Namespace) -> int:
 
     if args.crds and not Path(args.crds).is_dir():
         raise UserError(f"--crds {args.crds}: not a directory")
+    token = args.token or os.environ.get("ASYNCOP_APISERVER_TOKEN") or None
+    if token is not None and (not token.isprintable() or " " in token):
+        raise UserError("--token must be printable text without spaces")
+    if args.cert_dir and not args.tls:
+        raise UserError("--cert-dir needs --tls")
+    options = {"tls": args.tls, "token": token, "cert_dir": args.cert_dir}
     try:
         eventloop.run(serve(host=args.host, port=args.port, kubeconfig_out=args.kubeconfig_out,
-                            crds_dir=args.crds, simulators=not args.no_simulators),
+                            crds_dir=args.crds, simulators=not args.no_simulators,
+                            **options),
                       event_loop=args.event_loop)
     except OSError as exc:
         raise UserError(f"cannot listen on {args.host}:{args.port}: {exc.strerror}") from None

@@ -327,3 +327,56 @@ async def test_run_logs_the_event_loop_it_runs_on(server: ApiServer, tmp_path: P
             if proc.returncode is None:
                 proc.kill()
                 await proc.wait()
+
+
+async def test_apiserver_subcommand_with_tls_and_a_token(tmp_path: Path) -> None:
+    """`asyncop apiserver --tls --token`: HTTPS with a generated CA and a bearer token, both
+    written into the kubeconfig, which real clients (asyncop's Client, kubectl) then use."""
+    import asyncio
+    import shutil
+    import signal
+    import sys
+
+    from asyncop.api import Unauthorized
+    from asyncop.api.kinds import CONFIGMAP
+    from asyncop.client import Client, ClientConfig, load_config
+
+    kubeconfig = tmp_path / "kc"
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "asyncop", "apiserver", "--port", "0", "--kubeconfig-out",
+        str(kubeconfig), "--tls", "--token", "s3cret", "--no-simulators",
+        "--cert-dir", str(tmp_path / "certs"),
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL)
+    try:
+        assert proc.stdout is not None
+        line = await asyncio.wait_for(proc.stdout.readline(), 30)
+        assert b"listening on https://127.0.0.1:" in line
+        cfg = await load_config(kubeconfig=str(kubeconfig))
+        assert cfg.token == "s3cret" and cfg.ca_data and cfg.host.startswith("https://")
+        async with Client(cfg, max_retries=0) as client:
+            await client.create(CONFIGMAP, {"metadata": {"name": "over-tls"}})
+        anonymous = ClientConfig(host=cfg.host, ca_data=cfg.ca_data)
+        async with Client(anonymous, max_retries=0) as client:
+            with pytest.raises(Unauthorized):
+                await client.get(CONFIGMAP, "over-tls")
+        if shutil.which("kubectl"):
+            kubectl = await asyncio.create_subprocess_exec(
+                "kubectl", "--kubeconfig", str(kubeconfig), "--cache-dir",
+                str(tmp_path / "cache"), "get", "configmap", "over-tls", "-o", "name",
+                stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+            out, err = await asyncio.wait_for(kubectl.communicate(), 60)
+            assert kubectl.returncode == 0, err.decode()
+            assert out.decode().strip() == "configmap/over-tls"
+        proc.send_signal(signal.SIGTERM)
+        assert await asyncio.wait_for(proc.wait(), 10) == 0
+    finally:
+        if proc.returncode is None:
+            proc.kill()
+            await proc.wait()
+
+
+def test_apiserver_option_mistakes(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["apiserver", "--kubeconfig-out", "/tmp/x", "--cert-dir", "/tmp/c"]) == 2
+    assert capsys.readouterr().err.strip() == "asyncop: error: --cert-dir needs --tls"
+    assert main(["apiserver", "--kubeconfig-out", "/tmp/x", "--token", "a b"]) == 2
+    assert "--token must be printable text without spaces" in capsys.readouterr().err

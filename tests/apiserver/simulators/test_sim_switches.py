@@ -106,8 +106,8 @@ async def test_services_off_allocates_nothing() -> None:
 
 async def test_all_off_starts_no_tasks() -> None:
     store = Store(clock=RealClock())
-    off = SimulatorConfig(gc=False, namespaces=False, serviceaccounts=False, deployments=False, pods=False, jobs=False,
-                          cronjobs=False,
+    off = SimulatorConfig(gc=False, namespaces=False, serviceaccounts=False, deployments=False,
+                          pods=False, jobs=False, cronjobs=False,
                           statefulsets=False, daemonsets=False, volumes=False,
                           endpoints=False, services=False)
     assert start_simulators(store, RealClock(), off) == []
