@@ -121,7 +121,7 @@ class Store:
             bucket.pop(key, None)
         else:
             bucket[key] = obj
-        self.hub.publish(Event(rv, type_, gr, obj, old))
+        self.hub.publish(Event(rv, type_, gr, obj, old, self.registry.storage_type(gr)))
         return obj
 
     def admission(self, gr: GR) -> list[Admission]:
@@ -241,7 +241,7 @@ class Store:
                 await watcher.wait()
                 while watcher.queue:
                     type_, event = watcher.queue.popleft()
-                    rt = self.registry.storage_type(event.gr)
+                    rt = event.rt or self.registry.storage_type(event.gr)
                     if rt is None:
                         continue
                     yield type_, rt, copy_obj(event.obj)

@@ -14,9 +14,12 @@ from __future__ import annotations
 import asyncio
 from collections import deque
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
+
+if TYPE_CHECKING:
+    from asyncop.apiserver.resources import ResourceType
 
 GR = tuple[str, str]
 Match = Callable[[dict[str, Any]], bool]
@@ -26,15 +29,18 @@ View = Callable[[dict[str, Any]], dict[str, Any]]
 class Event:
     """One committed change. `obj` is the stored (never mutated) state, `old` the previous one."""
 
-    __slots__ = ("_lines", "gr", "obj", "old", "rv", "type")
+    __slots__ = ("_lines", "gr", "obj", "old", "rt", "rv", "type")
 
     def __init__(self, rv: int, type_: str, gr: GR, obj: dict[str, Any],
-                 old: dict[str, Any] | None) -> None:
+                 old: dict[str, Any] | None, rt: ResourceType | None = None) -> None:
         self.rv = rv
         self.type = type_
         self.gr = gr
         self.obj = obj
         self.old = old
+        self.rt = rt
+        """The storage type when the change was committed (a CRD's objects are deleted
+        while it is still served; their DELETED events outlive the type)."""
         self._lines: dict[str, bytes] | None = None
 
     def line(self, key: str, view: View, type_: str | None = None) -> bytes:

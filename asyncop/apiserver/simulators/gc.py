@@ -3,8 +3,10 @@
 Owner identity is the uid: an owner that is missing, or present under the same name with a
 different uid, is absent. A namespaced owner is looked up in the dependent's namespace (so a
 cross-namespace reference is absent); a cluster-scoped dependent that points at a namespaced
-kind, or a reference to a kind the server does not serve, is unresolvable and keeps the
-dependent alive.
+kind keeps the dependent alive. A reference to a kind the server does not serve (any more)
+keeps the dependent and is looked at again every `retry_delay` (at least 5 s), like kube's
+collector retries an owner it cannot resolve; an owner the collector saw deleted is absent
+even when its kind is gone (a custom object deleted with its CRD), so its dependents go.
 - background: a dependent whose owners are all absent is deleted (propagationPolicy
   Background, so chains cascade); a dependent with some solid owners just loses the dangling
   references.
@@ -20,6 +22,7 @@ index only says where to look.
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from typing import Any
 
 from asyncop.apiserver.resources import ResourceType
@@ -38,6 +41,8 @@ from asyncop.clock import Clock
 
 FOREGROUND = "foregroundDeletion"
 ORPHAN = "orphan"
+GONE_REMEMBERED = 100_000
+"""How many deleted objects' uids the collector remembers (owners whose kind went away)."""
 
 #: (group, plural, namespace, name) of a stored object.
 ObjKey = tuple[str, str, str, str]
@@ -61,6 +66,10 @@ class GarbageCollector(Simulator[GcKey]):
                          resync_period=config.resync_period)
         self._dependents: dict[str, set[ObjKey]] = {}
         self._owners_of: dict[ObjKey, tuple[str, ...]] = {}
+        # uids of objects seen deleted (bounded): an owner whose kind no longer resolves
+        # (its CRD went with it) is still known to be gone
+        self._gone: OrderedDict[str, None] = OrderedDict()
+        self._retry_unresolvable = max(config.retry_delay, 5.0)
 
     # the index ----------------------------------------------------------------------------
     def _index(self, key: ObjKey, obj: Obj | None) -> bool:
@@ -87,6 +96,7 @@ class GarbageCollector(Simulator[GcKey]):
         key: ObjKey = (rt.group, rt.plural, ns_of(obj), name_of(obj))
         if event == "DELETED":
             self._index(key, None)
+            self._remember_gone(uid_of(obj))
             for dep in self._dependents.get(uid_of(obj), ()):
                 self.add(("dep", dep))
             for ref in _refs(obj):  # an owner in foreground deletion may now be unblocked
@@ -97,6 +107,14 @@ class GarbageCollector(Simulator[GcKey]):
             self.add(("dep", key))
         if deleting(obj) and {FOREGROUND, ORPHAN} & set(_finalizers(obj)):
             self.add(("owner", key))
+
+    def _remember_gone(self, uid: str) -> None:
+        if not uid:
+            return
+        self._gone[uid] = None
+        self._gone.move_to_end(uid)
+        if len(self._gone) > GONE_REMEMBERED:
+            self._gone.popitem(last=False)
 
     async def resync(self) -> None:
         self._dependents.clear()
@@ -130,10 +148,15 @@ class GarbageCollector(Simulator[GcKey]):
 
     # dependents ---------------------------------------------------------------------------
     def _owner_state(self, dep_rt: ResourceType, dep_ns: str, ref: dict[str, Any]) -> str:
-        """"solid", "waiting" (owner in foreground deletion) or "absent"."""
+        """"solid", "waiting" (owner in foreground deletion), "absent" or "unresolvable"
+        (its kind is not served: retried, like kube's garbage collector does)."""
+        if str(ref.get("uid", "")) in self._gone:
+            return "absent"
         rt = self.store.type_for_kind(str(ref.get("apiVersion", "")), str(ref.get("kind", "")))
-        if rt is None or (rt.namespaced and not dep_rt.namespaced):
-            return "solid"  # unresolvable: never collected
+        if rt is None:
+            return "unresolvable"
+        if rt.namespaced and not dep_rt.namespaced:
+            return "solid"  # a namespaced owner of a cluster-scoped object: never collected
         owner = self.store.get(rt, dep_ns if rt.namespaced else None, str(ref.get("name", "")))
         if owner is None or uid_of(owner) != ref.get("uid"):
             return "absent"
@@ -149,6 +172,12 @@ class GarbageCollector(Simulator[GcKey]):
         if not refs:
             return
         states = [self._owner_state(rt, key[2], ref) for ref in refs]
+        if "unresolvable" in states:
+            # kube's collector cannot tell whether such an owner exists: it keeps the
+            # dependent and looks again later (the kind may come back, or the owner's
+            # deletion may become known)
+            self.add_after(("dep", key), self._retry_unresolvable)
+            states = ["solid" if st == "unresolvable" else st for st in states]
         if "solid" in states:
             if "absent" in states:
                 obj["metadata"]["ownerReferences"] = [

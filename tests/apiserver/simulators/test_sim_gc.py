@@ -215,3 +215,60 @@ async def test_cluster_scoped_owner_of_namespaced_dependents(sim: Sim) -> None:
     assert get(sim, "per-role") is not None  # its owner is there
     await sim.store.delete(CR, None, "viewer")
     await gone(sim, "per-role")
+
+
+GADGET_CRD = {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+              "metadata": {"name": "gizmos.example.com"},
+              "spec": {"group": "example.com", "scope": "Namespaced",
+                       "names": {"plural": "gizmos", "singular": "gizmo", "kind": "Gizmo"},
+                       "versions": [{"name": "v1", "served": True, "storage": True,
+                                     "schema": {"openAPIV3Schema": {
+                                         "type": "object",
+                                         "x-kubernetes-preserve-unknown-fields": True}}}]}}
+
+
+async def test_deleting_a_crd_takes_its_objects_dependents_too(sim: Sim) -> None:
+    """The custom objects go with their CRD (customresourcecleanup); their dependents go
+    after them even though the owner kind no longer resolves by then."""
+    CRD = sim.rt("apiextensions.k8s.io", "v1", "customresourcedefinitions")
+    await sim.store.create(CRD, GADGET_CRD)
+    G = await eventually(lambda: sim.store.type_for_kind("example.com/v1", "Gizmo"), timeout=5)
+    P = sim.rt("", "v1", "pods")
+    owners = [await sim.store.create(G, {"apiVersion": "example.com/v1", "kind": "Gizmo",
+                                         "metadata": {"name": f"g{i}", "namespace": NS}})
+              for i in range(3)]
+    for i, owner in enumerate(owners):
+        await sim.store.create(P, {"metadata": {
+            "name": f"p{i}", "namespace": NS, "ownerReferences": [{
+                "apiVersion": "example.com/v1", "kind": "Gizmo", "name": f"g{i}",
+                "uid": owner["metadata"]["uid"], "controller": True}]},
+            "spec": {"containers": [{"name": "c", "image": "busybox"}]}})
+    await sim.store.delete(CRD, None, "gizmos.example.com")
+    await eventually(lambda: sim.store.type_for_kind("example.com/v1", "Gizmo") is None,
+                     timeout=5, message="the CRD gone")
+    await eventually(lambda: not [p for p in sim.store.list(P, NS)
+                                  if p["metadata"]["name"] in ("p0", "p1", "p2")],
+                     timeout=10, message="the gizmos' pods collected")
+
+
+async def test_an_owner_of_an_unserved_kind_is_retried_not_trusted(fake_sim: Sim) -> None:
+    """A reference to a kind nobody serves keeps the dependent (the owner may exist once the
+    kind is served), and the collector looks again: once the kind is served and the owner
+    is missing, the dependent goes."""
+    sim = fake_sim
+    CM = sim.rt("", "v1", "configmaps")
+    CRD = sim.rt("apiextensions.k8s.io", "v1", "customresourcedefinitions")
+    ref = {"apiVersion": "example.com/v1", "kind": "Gizmo", "name": "ghost", "uid": "u-ghost"}
+    await sim.store.create(CM, {"metadata": {"name": "waits", "namespace": NS,
+                                             "ownerReferences": [ref]}})
+    for _ in range(3):
+        await quiesce()
+        await sim.clock.advance(5.0)
+    assert get(sim, "waits") is not None  # unresolvable: kept
+    await sim.store.create(CRD, GADGET_CRD)  # now the kind resolves, and "ghost" is absent
+    await quiesce()
+    assert sim.store.type_for_kind("example.com/v1", "Gizmo") is not None
+    assert get(sim, "waits") is not None  # nothing told the collector yet
+    await sim.clock.advance(5.0)  # its retry
+    await quiesce()
+    await gone(sim, "waits")
