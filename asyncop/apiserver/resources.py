@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from asyncop.apiserver.schema_cel import has_rules
+
 
 @dataclass(frozen=True, slots=True)
 class ScaleSpec:
@@ -50,16 +52,23 @@ class ResourceType:
     # derived once (hot path: every request asks for them several times)
     _api_version: str = field(default="", init=False, repr=False, compare=False)
     _gr: tuple[str, str] = field(default=("", ""), init=False, repr=False, compare=False)
+    _cel: bool = field(default=False, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         api_version = f"{self.group}/{self.version}" if self.group else self.version
         group = self.group if self.storage_group is None else self.storage_group
         object.__setattr__(self, "_api_version", api_version)
         object.__setattr__(self, "_gr", (group, self.plural))
+        object.__setattr__(self, "_cel", has_rules(self.schema))
 
     @property
     def api_version(self) -> str:
         return self._api_version
+
+    @property
+    def has_cel_rules(self) -> bool:
+        """Whether the schema carries CEL rules (`x-kubernetes-validations`) anywhere."""
+        return self._cel
 
     @property
     def gr(self) -> tuple[str, str]:

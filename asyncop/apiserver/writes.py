@@ -16,7 +16,15 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
-from asyncop.apiserver import builtins, crdstate, errors, eventsv1, extensions, validation
+from asyncop.apiserver import (
+    builtins,
+    crdstate,
+    errors,
+    eventsv1,
+    extensions,
+    schema_cel,
+    validation,
+)
 from asyncop.apiserver.objectmeta import (
     generate_name,
     restore_server_fields,
@@ -189,7 +197,8 @@ class Writer:
                 causes=[errors.cause("metadata.namespace", "NamespaceTerminating",
                                      f"namespace {namespace} is being terminated")])
 
-    def _custom_pipeline(self, rt: ResourceType, obj: dict[str, Any], ctx: WriteContext) -> None:
+    def _custom_pipeline(self, rt: ResourceType, obj: dict[str, Any], ctx: WriteContext,
+                         old: dict[str, Any] | None = None) -> None:
         schema = rt.schema
         if not schema:
             return
@@ -202,6 +211,8 @@ class Writer:
             ctx.warnings.extend(f'unknown field "{p}"' for p in unknown)
         extensions.schema_defaults(obj, schema)
         causes = extensions.schema_validate(obj, schema)
+        if not causes and rt.has_cel_rules:  # rules see only values of the right shape
+            causes = schema_cel.validate_rules(obj, schema, old)
         if causes:
             raise errors.invalid(rt, str(obj["metadata"].get("name", "")), causes)
 
@@ -245,7 +256,7 @@ class Writer:
             if rt.is_custom:
                 obj = copy_obj(obj)  # the schema pipeline mutates nested values
                 meta = obj["metadata"]
-                self._custom_pipeline(rt, obj, ctx)
+                self._custom_pipeline(rt, obj, ctx, old)
         else:
             uid = meta.get("uid")
             if uid and uid != old_meta.get("uid"):
@@ -260,7 +271,7 @@ class Writer:
                     obj.pop("status", None)
             builtins.defaults(rt, obj, old)
             if rt.is_custom:
-                self._custom_pipeline(rt, obj, ctx)
+                self._custom_pipeline(rt, obj, ctx, old)
         obj["apiVersion"] = old["apiVersion"]
         if old_meta.get("deletionTimestamp"):
             added = set(meta.get("finalizers") or ()) - set(old_meta.get("finalizers") or ())

@@ -183,8 +183,8 @@ class MapType(_Marker):
 @dataclass(frozen=True, slots=True)
 class Rule(_Marker):
     """A CEL validation rule (`x-kubernetes-validations`), on a field or (with the class
-    keyword `rules=`) on a whole Model. The embedded API server stores rules but does not
-    evaluate them; a real kube-apiserver does."""
+    keyword `rules=`) on a whole Model. The embedded API server evaluates them as
+    kube-apiserver does (transition rules with `oldSelf` on updates only)."""
 
     rule: str
     message: str | None = None
