@@ -114,6 +114,16 @@ async def test_objects_are_validated_with_field_causes(client: Client) -> None:
     assert {c.get("field") for c in info.value.causes} == {"spec"}
 
 
+async def test_rule_markers_are_enforced_by_the_server(client: Client) -> None:
+    """`Rule(...)` on a model becomes x-kubernetes-validations, which the server evaluates."""
+    with pytest.raises(Invalid) as info:
+        await client.create(Gadget.KIND, gadget("g5", window={"low": 5, "high": 1}))
+    assert [(c.get("field"), c.get("message")) for c in info.value.causes] == [
+        ("spec.window", 'Invalid value: "object": low must not exceed high')]
+    created = await client.create(Gadget.KIND, gadget("g5", window={"low": 1, "high": 5}))
+    assert created["spec"]["window"] == {"low": 1, "high": 5}
+
+
 async def test_typed_objects_round_trip(client: Client) -> None:
     new = Gadget(metadata=ObjectMeta(name="g4", namespace="default", labels={"app": "g"}),
                  spec=GadgetSpec(size=3, ports=[Port(name="p", port=80)], limit=5))
