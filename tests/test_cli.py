@@ -6,7 +6,11 @@ embedded ApiServer on the side).
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import signal
 import socket
+import sys
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
@@ -26,6 +30,24 @@ def one_error_line(err: str) -> str:
     assert "Traceback" not in err
     assert lines[0].startswith("asyncop: error: ")
     return lines[0]
+
+
+@contextlib.asynccontextmanager
+async def _asyncop(*args: str, pipe: str = "stdout") -> AsyncIterator[asyncio.subprocess.Process]:
+    """`python -m asyncop ARGS` in its own process with stdout or stderr piped; stopped with
+    SIGTERM (and expected to exit 0) when the block ends, killed if it fails."""
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "asyncop", *args,
+        stdout=asyncio.subprocess.PIPE if pipe == "stdout" else asyncio.subprocess.DEVNULL,
+        stderr=asyncio.subprocess.PIPE if pipe == "stderr" else asyncio.subprocess.DEVNULL)
+    try:
+        yield proc
+        proc.send_signal(signal.SIGTERM)
+        assert await asyncio.wait_for(proc.wait(), 10) == 0
+    finally:
+        if proc.returncode is None:
+            proc.kill()
+            await proc.wait()
 
 
 def test_version(capsys: pytest.CaptureFixture[str]) -> None:
@@ -208,21 +230,13 @@ async def test_run_with_leader_election_until_sigterm(
 
 
 async def test_apiserver_subcommand(tmp_path: Path) -> None:
-    import asyncio
-    import signal
-    import sys
-
     from asyncop.api.kinds import CRD
     from asyncop.client import Client, load_config
     from asyncop.testing import eventually
 
     kubeconfig = tmp_path / "kc"
-    proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "asyncop", "apiserver", "--port", "0", "--kubeconfig-out",
-        str(kubeconfig), "--crds", str(CRDS), stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.DEVNULL,
-    )
-    try:
+    async with _asyncop("apiserver", "--port", "0", "--kubeconfig-out", str(kubeconfig),
+                        "--crds", str(CRDS)) as proc:
         assert proc.stdout is not None
         line = await asyncio.wait_for(proc.stdout.readline(), 30)
         assert b"listening on http://127.0.0.1:" in line
@@ -230,12 +244,6 @@ async def test_apiserver_subcommand(tmp_path: Path) -> None:
             names = await eventually(
                 lambda: _crd_names(client, CRD), timeout=10)
             assert "ats.cnat.programming-kubernetes.info" in names
-        proc.send_signal(signal.SIGTERM)
-        assert await asyncio.wait_for(proc.wait(), 5) == 0
-    finally:
-        if proc.returncode is None:
-            proc.kill()
-            await proc.wait()
 
 
 async def _crd_names(client: object, crd: object) -> set[str]:
@@ -297,20 +305,14 @@ def test_event_loop_choice(monkeypatch: pytest.MonkeyPatch,
 
 async def test_run_logs_the_event_loop_it_runs_on(server: ApiServer, tmp_path: Path) -> None:
     """`asyncop run` in its own process: `auto` picks uvloop when installed."""
-    import asyncio
-    import signal
-    import sys
-
     import orjson
 
     pytest.importorskip("uvloop")
     cfg = server.write_kubeconfig(tmp_path / "config")
     for choice, expected in (("auto", "uvloop"), ("asyncio", "asyncio")):
-        proc = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "asyncop", "run", "--kubeconfig", str(cfg), "--controllers",
-            "podlogger", "--log-format", "json", "--event-loop", choice,
-            stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE)
-        try:
+        async with _asyncop("run", "--kubeconfig", str(cfg), "--controllers", "podlogger",
+                            "--log-format", "json", "--event-loop", choice,
+                            pipe="stderr") as proc:
             assert proc.stderr is not None
             started = None
             while started is None:
@@ -321,33 +323,21 @@ async def test_run_logs_the_event_loop_it_runs_on(server: ApiServer, tmp_path: P
                     started = record
             assert started["event_loop"] == expected
             assert started["controllers"] == ["podlogger"]
-            proc.send_signal(signal.SIGTERM)
-            assert await asyncio.wait_for(proc.wait(), 10) == 0
-        finally:
-            if proc.returncode is None:
-                proc.kill()
-                await proc.wait()
 
 
 async def test_apiserver_subcommand_with_tls_and_a_token(tmp_path: Path) -> None:
     """`asyncop apiserver --tls --token`: HTTPS with a generated CA and a bearer token, both
     written into the kubeconfig, which real clients (asyncop's Client, kubectl) then use."""
-    import asyncio
     import shutil
-    import signal
-    import sys
 
     from asyncop.api import Unauthorized
     from asyncop.api.kinds import CONFIGMAP
     from asyncop.client import Client, ClientConfig, load_config
 
     kubeconfig = tmp_path / "kc"
-    proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "asyncop", "apiserver", "--port", "0", "--kubeconfig-out",
-        str(kubeconfig), "--tls", "--token", "s3cret", "--no-simulators",
-        "--cert-dir", str(tmp_path / "certs"),
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL)
-    try:
+    async with _asyncop("apiserver", "--port", "0", "--kubeconfig-out", str(kubeconfig),
+                        "--tls", "--token", "s3cret", "--no-simulators",
+                        "--cert-dir", str(tmp_path / "certs")) as proc:
         assert proc.stdout is not None
         line = await asyncio.wait_for(proc.stdout.readline(), 30)
         assert b"listening on https://127.0.0.1:" in line
@@ -367,12 +357,6 @@ async def test_apiserver_subcommand_with_tls_and_a_token(tmp_path: Path) -> None
             out, err = await asyncio.wait_for(kubectl.communicate(), 60)
             assert kubectl.returncode == 0, err.decode()
             assert out.decode().strip() == "configmap/over-tls"
-        proc.send_signal(signal.SIGTERM)
-        assert await asyncio.wait_for(proc.wait(), 10) == 0
-    finally:
-        if proc.returncode is None:
-            proc.kill()
-            await proc.wait()
 
 
 def test_apiserver_option_mistakes(capsys: pytest.CaptureFixture[str]) -> None:

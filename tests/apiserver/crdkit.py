@@ -32,3 +32,17 @@ CRDS = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
 def widget(name: str, size: int = 1, **extra: Any) -> dict[str, Any]:
     return {"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": name},
             "spec": {"size": size}, **extra}
+
+
+def simple_crd(plural: str, kind: str, spec_schema: dict[str, Any] | None = None, *,
+               group: str = "example.com") -> dict[str, Any]:
+    """A namespaced one-version (v1) CRD; without `spec_schema` it keeps unknown fields."""
+    schema: dict[str, Any] = {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
+    if spec_schema is not None:
+        schema = {"type": "object", "properties": {"spec": spec_schema}}
+    return {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+            "metadata": {"name": f"{plural}.{group}"},
+            "spec": {"group": group, "scope": "Namespaced",
+                     "names": {"plural": plural, "singular": kind.lower(), "kind": kind},
+                     "versions": [{"name": "v1", "served": True, "storage": True,
+                                   "schema": {"openAPIV3Schema": schema}}]}}

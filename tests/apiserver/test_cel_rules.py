@@ -12,6 +12,7 @@ import pytest
 from asyncop.apiserver import ApiServer
 from asyncop.testing import eventually
 from tests.apiserver import httpkit
+from tests.apiserver.crdkit import simple_crd
 from tests.apiserver.httpkit import call
 
 http = httpkit.http
@@ -46,14 +47,7 @@ SPEC = {
                                                         "message": "ports only grow"}]}}}},
     },
 }
-CRD = {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
-       "metadata": {"name": "scalers.example.com"},
-       "spec": {"group": "example.com", "scope": "Namespaced",
-                "names": {"plural": "scalers", "singular": "scaler", "kind": "Scaler"},
-                "versions": [{"name": "v1", "served": True, "storage": True,
-                              "schema": {"openAPIV3Schema": {
-                                  "type": "object",
-                                  "properties": {"spec": SPEC}}}}]}}
+CRD = simple_crd("scalers", "Scaler", SPEC)
 
 
 def scaler(obj_name: str, **spec: Any) -> dict[str, Any]:

@@ -7,6 +7,7 @@ from typing import Any
 from simkit import Sim, quiesce
 
 from asyncop.testing import eventually
+from tests.apiserver.crdkit import simple_crd
 
 NS = "default"
 
@@ -172,14 +173,7 @@ async def test_cross_namespace_owner_reference_counts_as_absent(sim: Sim) -> Non
 
 
 async def test_custom_resource_owner_takes_its_whole_tree(sim: Sim) -> None:
-    crd = {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
-           "metadata": {"name": "gadgets.example.com"},
-           "spec": {"group": "example.com", "scope": "Namespaced",
-                    "names": {"plural": "gadgets", "singular": "gadget", "kind": "Gadget"},
-                    "versions": [{"name": "v1", "served": True, "storage": True,
-                                  "schema": {"openAPIV3Schema": {
-                                      "type": "object",
-                                      "x-kubernetes-preserve-unknown-fields": True}}}]}}
+    crd = simple_crd("gadgets", "Gadget")
     await sim.store.create(sim.rt("apiextensions.k8s.io", "v1", "customresourcedefinitions"),
                            crd)
     G = await eventually(lambda: sim.store.type_for_kind("example.com/v1", "Gadget"), timeout=5)
@@ -217,14 +211,7 @@ async def test_cluster_scoped_owner_of_namespaced_dependents(sim: Sim) -> None:
     await gone(sim, "per-role")
 
 
-GADGET_CRD = {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
-              "metadata": {"name": "gizmos.example.com"},
-              "spec": {"group": "example.com", "scope": "Namespaced",
-                       "names": {"plural": "gizmos", "singular": "gizmo", "kind": "Gizmo"},
-                       "versions": [{"name": "v1", "served": True, "storage": True,
-                                     "schema": {"openAPIV3Schema": {
-                                         "type": "object",
-                                         "x-kubernetes-preserve-unknown-fields": True}}}]}}
+GADGET_CRD = simple_crd("gizmos", "Gizmo")
 
 
 async def test_deleting_a_crd_takes_its_objects_dependents_too(sim: Sim) -> None:
