@@ -13,7 +13,7 @@ from typing import Any
 import structlog
 from aiohttp import web
 
-from asyncop.api import ApiError
+from asyncop.api import ApiError, status_body
 from asyncop.apiserver import discovery, errors, extensions, reviews
 from asyncop.apiserver.faults import Faults
 from asyncop.apiserver.http import (
@@ -34,6 +34,11 @@ from asyncop.apiserver.tlsmode import check_token
 from asyncop.clock import Clock
 
 log = structlog.get_logger("asyncop.apiserver.http")
+
+MAX_REQUEST_BYTES = 3 * 1024 * 1024
+"""kube-apiserver's limit on a request body (3 MiB); larger bodies are answered 413."""
+MAX_LINE_BYTES = 1024 * 1024
+"""Request line and header size limit (Go's http.Server default MaxHeaderBytes, 1 MiB)."""
 
 _COUNTED = web.RequestKey("asyncop.counted", tuple)
 """Request key holding (verb, Target) once a resource request is parsed (for the metrics)."""
@@ -68,6 +73,9 @@ class Router:
             response = await self._dispatch(request)
         except ApiError as err:
             response = error_response(err)
+        except web.HTTPRequestEntityTooLarge:
+            response = error_response(ApiError(status_body(
+                413, f"Request entity too large: limit is {MAX_REQUEST_BYTES}")))
         except Exception as exc:
             log.exception("request failed", method=request.method, path=request.path)
             response = error_response(errors.internal(str(exc)))

@@ -23,7 +23,7 @@ from aiohttp import web
 
 from asyncop.apiserver.faults import Faults
 from asyncop.apiserver.requestmetrics import RequestMetrics
-from asyncop.apiserver.routes import Router
+from asyncop.apiserver.routes import MAX_LINE_BYTES, MAX_REQUEST_BYTES, Router
 from asyncop.apiserver.storage import Store
 from asyncop.apiserver.tlsmode import Certificate, self_signed
 from asyncop.clock import Clock, RealClock
@@ -105,12 +105,13 @@ class ApiServer:
                     self._cert_dir = Path(tempfile.mkdtemp(prefix="asyncop-apiserver-"))
                 self._certificate = await self_signed(self._cert_dir, host=self.host)
             context = self._certificate.server_context()
-        app = web.Application(client_max_size=16 * 1024 * 1024)
+        app = web.Application(client_max_size=MAX_REQUEST_BYTES)
         app.router.add_route("*", "/{tail:.*}", router.handle)
         # handler_cancellation: a watch whose client went away ends at once (handlers never
         # await between validation and commit, so a cancelled write is all-or-nothing)
         runner = web.AppRunner(app, access_log=None, handle_signals=False,
-                               shutdown_timeout=0.5, handler_cancellation=True)
+                               shutdown_timeout=0.5, handler_cancellation=True,
+                               max_line_size=MAX_LINE_BYTES, max_field_size=MAX_LINE_BYTES)
         await runner.setup()
         site = web.TCPSite(runner, self.host, port, reuse_address=True, ssl_context=context)
         try:
