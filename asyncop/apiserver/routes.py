@@ -37,8 +37,6 @@ log = structlog.get_logger("asyncop.apiserver.http")
 
 MAX_REQUEST_BYTES = 3 * 1024 * 1024
 """kube-apiserver's limit on a request body (3 MiB); larger bodies are answered 413."""
-MAX_LINE_BYTES = 1024 * 1024
-"""Request line and header size limit (Go's http.Server default MaxHeaderBytes, 1 MiB)."""
 
 _COUNTED = web.RequestKey("asyncop.counted", tuple)
 """Request key holding (verb, Target) once a resource request is parsed (for the metrics)."""

@@ -23,7 +23,7 @@ from aiohttp import web
 
 from asyncop.apiserver.faults import Faults
 from asyncop.apiserver.requestmetrics import RequestMetrics
-from asyncop.apiserver.routes import MAX_LINE_BYTES, MAX_REQUEST_BYTES, Router
+from asyncop.apiserver.routes import MAX_REQUEST_BYTES, Router
 from asyncop.apiserver.storage import Store
 from asyncop.apiserver.tlsmode import Certificate, self_signed
 from asyncop.clock import Clock, RealClock
@@ -110,8 +110,7 @@ class ApiServer:
         # handler_cancellation: a watch whose client went away ends at once (handlers never
         # await between validation and commit, so a cancelled write is all-or-nothing)
         runner = web.AppRunner(app, access_log=None, handle_signals=False,
-                               shutdown_timeout=0.5, handler_cancellation=True,
-                               max_line_size=MAX_LINE_BYTES, max_field_size=MAX_LINE_BYTES)
+                               shutdown_timeout=0.5, handler_cancellation=True)
         await runner.setup()
         site = web.TCPSite(runner, self.host, port, reuse_address=True, ssl_context=context)
         try:

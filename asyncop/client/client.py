@@ -29,6 +29,7 @@ import tempfile
 from collections.abc import AsyncGenerator, Callable
 from types import TracebackType
 from typing import Any, Literal
+from urllib.parse import quote, urlencode
 
 import aiohttp
 import orjson
@@ -38,6 +39,7 @@ from asyncop.api import ApiError, Kind, RawObject, error_from_status, object_key
 from asyncop.client.auth import Credentials
 from asyncop.client.config import ClientConfig
 from asyncop.client.errors import RequestTimeout, TransportError
+from asyncop.client.http1 import ConnectFailed, ConnectionLost
 from asyncop.client.retry import Backoff, parse_retry_after
 from asyncop.client.transport import Transport
 from asyncop.client.watch import WatchEvent, parse_events
@@ -410,20 +412,27 @@ class Client:
     ) -> Any:
         """Send one request with retries; return the parsed JSON body of the 2xx answer."""
         transport = self._open()
+        fast = transport.fast
         session = transport.calls
         url = self.config.host + path
+        target = path + ("?" + urlencode(params, quote_via=quote) if params else "")
         timeout = aiohttp.ClientTimeout(total=self.timeout)
         attempt = 0
+        resp_headers: Any
         while True:
             headers = await self._headers(content_type if body is not None else None)
             try:
-                async with session.request(
-                    method, url, params=params, data=body, headers=headers, timeout=timeout,
-                    proxy=transport.proxy, **self._tls_kwargs(),
-                ) as resp:
-                    status = resp.status
-                    data = await resp.read()
-                    resp_headers = resp.headers
+                if fast is not None:
+                    status, resp_headers, data = await fast.request(
+                        method, target, headers, body, timeout=self.timeout)
+                else:
+                    async with session.request(
+                        method, url, params=params, data=body, headers=headers,
+                        timeout=timeout, proxy=transport.proxy, **self._tls_kwargs(),
+                    ) as resp:
+                        status = resp.status
+                        data = await resp.read()
+                        resp_headers = resp.headers
             except TimeoutError as exc:
                 # a timeout already cost `timeout` seconds: retry it once at most
                 if idempotent and attempt < min(1, self.max_retries):
@@ -431,8 +440,8 @@ class Client:
                     attempt += 1
                     continue
                 raise RequestTimeout(f"{method} {path} timed out after {self.timeout}s") from exc
-            except aiohttp.ClientError as exc:
-                refused = isinstance(exc, aiohttp.ClientConnectorError)
+            except (aiohttp.ClientError, ConnectFailed, ConnectionLost) as exc:
+                refused = isinstance(exc, aiohttp.ClientConnectorError | ConnectFailed)
                 if (idempotent or refused) and attempt < self.max_retries:
                     await self._pause(attempt, method, path, None, type(exc).__name__)
                     attempt += 1

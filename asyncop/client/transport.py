@@ -10,8 +10,11 @@ Proxy resolution follows kubectl: the kubeconfig cluster's `proxy-url` wins; oth
 environment (`HTTPS_PROXY`/`HTTP_PROXY`, either case, by the server URL's scheme) unless
 `NO_PROXY` matches the server's host. `.netrc` is never read (kubectl does not either).
 
-Invariants: a Transport owns its sessions and closes both; `proxy` is None or one URL used for
-every request of both sessions.
+Unary calls go through `Http1Pool` (asyncop.client.http1), a lean HTTP/1.1 keep-alive client,
+unless a proxy is configured; watches always stream through aiohttp.
+
+Invariants: a Transport owns its sessions and pools and closes them all; `proxy` is None or
+one URL used for every request of both sessions (and then `fast` is None).
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from urllib.parse import urlsplit
 import aiohttp
 
 from asyncop.client.config import ClientConfig
+from asyncop.client.http1 import Http1Pool
 
 READ_BUFSIZE = 2**21
 """Watch events of large objects exceed aiohttp's default read buffer (etcd allows 1.5 MiB)."""
@@ -92,11 +96,13 @@ def ssl_context(config: ClientConfig, *, ca_file: str | None, cert_file: str | N
 
 @dataclass(slots=True)
 class Transport:
-    """Two sessions (calls with a bounded pool, watches unbounded) and the proxy to use."""
+    """Two sessions (calls with a bounded pool, watches unbounded), the proxy to use, and
+    the lean HTTP/1.1 pool that carries unary calls when there is no proxy."""
 
     calls: aiohttp.ClientSession
     watches: aiohttp.ClientSession
     proxy: str | None
+    fast: Http1Pool | None = None
 
     @classmethod
     def open(cls, config: ClientConfig, *, pool_size: int, ca_file: str | None,
@@ -111,11 +117,17 @@ class Transport:
                 connector=connector, trust_env=False, read_bufsize=READ_BUFSIZE
             )
 
-        return cls(calls=session(pool_size), watches=session(0),
-                   proxy=resolve_proxy(config))
+        proxy = resolve_proxy(config)
+        fast = None
+        if proxy is None:
+            fast = Http1Pool(config.host, ssl_context=ctx, limit=pool_size,
+                             server_hostname=config.tls_server_name)
+        return cls(calls=session(pool_size), watches=session(0), proxy=proxy, fast=fast)
 
     async def close(self) -> None:
         try:
+            if self.fast is not None:
+                await self.fast.close()
             await self.calls.close()
         finally:
             await self.watches.close()
