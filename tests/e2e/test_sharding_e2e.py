@@ -1,13 +1,13 @@
 """Sharded `asyncop run` processes doing the At work together, with replicas coming and going.
 
 An `asyncop apiserver` process (pods complete one second after they start), the At CRD, 300
-Ats due at once, and `asyncop run --controllers at --sharding` replicas (Leases of 3 s, so a
-killed replica's shards move within seconds). While the Ats are worked through, a fourth
-replica joins, one is stopped gracefully (SIGTERM: it drains and hands its shards over) and
-one is SIGKILLed (its shards move when its Leases expire). At the end every At is DONE with
-exactly one pod (the command ran once), and the replicas' debug traces (`reconcile done`,
-with start and end on the system-wide monotonic clock) show no At reconciled by two replicas
-at the same time.
+Ats (half due at once, half 8 s later), and `asyncop run --controllers at --sharding` replicas
+(Leases of 3 s, so a killed replica's shards move within seconds). While the Ats are worked
+through, a fourth replica joins, one is stopped gracefully (SIGTERM: it drains and hands its
+shards over) and one is SIGKILLed (its shards move when its Leases expire). At the end every
+At is DONE with exactly one pod (the command ran once), and the replicas' debug traces
+(`reconcile done`, with start and end on the system-wide monotonic clock) show no At
+reconciled by two replicas at the same time.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import json
 import os
 import signal
 import sys
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +30,7 @@ from asyncop.testing import eventually
 from tests.e2e.overlaps import concurrent_keys
 
 ATS = 300
+LATER = 8  # seconds: when the second half of the Ats is due
 
 
 async def start_apiserver(tmp: Path) -> tuple[asyncio.subprocess.Process, str]:
@@ -74,8 +75,12 @@ async def test_replicas_share_the_ats_through_joins_stops_and_kills(tmp_path: Pa
             await install_crds(client, load_crds(), field_manager="test")
             for log in logs[:3]:
                 replicas.append(await start_replica(kubeconfig, log))
-            due = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+            # Half due now, half a few seconds later: work is left for the replica that joins
+            # after the first fifth, whatever the speed of the machine.
+            now = datetime.now(UTC)
             for i in range(ATS):
+                when = now + timedelta(seconds=0 if i < ATS // 2 else LATER)
+                due = when.strftime("%Y-%m-%dT%H:%M:%SZ")
                 await client.create(AT, {"metadata": {"name": f"at-{i}", "namespace": "default"},
                                          "spec": {"schedule": due, "command": "echo hi"}})
 
