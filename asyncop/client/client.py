@@ -1,10 +1,11 @@
-"""Client: raw-JSON REST and watch streams for any Kind, straight over aiohttp.
+"""Client: raw-JSON REST and watch streams for any Kind.
 
-Two aiohttp sessions (two connection pools, `asyncop.client.transport`): one for ordinary
-calls, one for watches, so long-lived streams never starve reconcile traffic of pool slots.
-TLS, the pool and the proxy are decided once when the Client opens, not per request.
-Requests go straight to the session with orjson-encoded bytes and an explicit
-Content-Type; responses are parsed with orjson and never turned into model classes.
+The Transport (`asyncop.client.transport`) carries the bytes: calls on one bounded pool (a
+lean HTTP/1.1 pool, or aiohttp through a proxy), watches on their own aiohttp session, so
+long-lived streams never starve reconcile traffic of pool slots. TLS, the pool and the proxy
+are decided once when the Client opens, not per request. Requests are orjson-encoded bytes
+with an explicit Content-Type; responses are parsed with orjson and never turned into model
+classes.
 
 Invariants:
 - every request has a timeout (`timeout` for calls, `timeoutSeconds + 30 s` of read silence
@@ -29,9 +30,7 @@ import tempfile
 from collections.abc import AsyncGenerator, Callable
 from types import TracebackType
 from typing import Any, Literal
-from urllib.parse import quote, urlencode
 
-import aiohttp
 import orjson
 import structlog
 
@@ -41,7 +40,7 @@ from asyncop.client.config import ClientConfig
 from asyncop.client.errors import RequestTimeout, TransportError
 from asyncop.client.http1 import ConnectFailed, ConnectionLost
 from asyncop.client.retry import Backoff, parse_retry_after
-from asyncop.client.transport import Transport
+from asyncop.client.transport import Params, Transport
 from asyncop.client.watch import WatchEvent, parse_events
 from asyncop.clock import Clock, RealClock
 
@@ -57,7 +56,6 @@ CONTENT_TYPES: dict[str, str] = {
     "apply": "application/apply-patch+yaml",  # JSON is valid YAML; we always send JSON
 }
 _JSON = "application/json"
-Params = list[tuple[str, str]]
 
 
 LARGE_BODY = 1 << 20
@@ -100,7 +98,6 @@ class Client:
         self._listeners: list[WriteListener] = []
         self._transport: Transport | None = None
         self._tmpdir: str | None = None
-        self._server_hostname = config.tls_server_name
         self._closed = False
 
     # -- lifecycle ----------------------------------------------------------------------------
@@ -120,7 +117,7 @@ class Client:
         if self._closed:
             raise RuntimeError("Client is closed")
         cfg = self.config
-        self._transport = Transport.open(
+        self._transport = Transport(
             cfg,
             pool_size=self._pool_size,
             ca_file=cfg.ca_file or self._materialize("ca.crt", cfg.ca_data),
@@ -344,24 +341,20 @@ class Client:
         if timeout_seconds is not None:
             params.append(("timeoutSeconds", str(timeout_seconds)))
         read = (timeout_seconds + 30.0) if timeout_seconds is not None else self.watch_timeout
-        timeout = aiohttp.ClientTimeout(connect=self.timeout, sock_connect=self.timeout,
-                                        sock_read=read)
         transport = self._open()
         path = kind.path(namespace if kind.namespaced else None)
         headers = await self._headers(None)
         try:
-            async with transport.watches.request(
-                "GET", self.config.host + path, params=params, headers=headers, timeout=timeout,
-                proxy=transport.proxy, **self._tls_kwargs(),
-            ) as resp:
+            async with transport.stream(path, params, headers, connect_timeout=self.timeout,
+                                        read_timeout=read) as resp:
                 if resp.status != 200:
                     raise self._error(resp.status, await resp.read(), resp.headers)
                 async for event in parse_events(resp.content.iter_any()):
                     yield event
         except TimeoutError as exc:
             raise RequestTimeout(f"watch {path} timed out") from exc
-        except aiohttp.ClientError as exc:
-            raise TransportError(f"watch {path} failed: {exc!r}") from exc
+        except (ConnectFailed, ConnectionLost) as exc:
+            raise TransportError(f"watch {path} failed: {exc}") from exc
 
     # -- plumbing -----------------------------------------------------------------------------
 
@@ -374,9 +367,6 @@ class Client:
                 cb(kind, obj, key)
             except Exception:
                 log.exception("write listener failed", kind=str(kind), key=key)
-
-    def _tls_kwargs(self) -> dict[str, Any]:
-        return {"server_hostname": self._server_hostname} if self._server_hostname else {}
 
     async def _headers(self, content_type: str | None) -> dict[str, str]:
         headers = {"Accept": _JSON, "User-Agent": self._user_agent}
@@ -412,27 +402,12 @@ class Client:
     ) -> Any:
         """Send one request with retries; return the parsed JSON body of the 2xx answer."""
         transport = self._open()
-        fast = transport.fast
-        session = transport.calls
-        url = self.config.host + path
-        target = path + ("?" + urlencode(params, quote_via=quote) if params else "")
-        timeout = aiohttp.ClientTimeout(total=self.timeout)
         attempt = 0
-        resp_headers: Any
         while True:
             headers = await self._headers(content_type if body is not None else None)
             try:
-                if fast is not None:
-                    status, resp_headers, data = await fast.request(
-                        method, target, headers, body, timeout=self.timeout)
-                else:
-                    async with session.request(
-                        method, url, params=params, data=body, headers=headers,
-                        timeout=timeout, proxy=transport.proxy, **self._tls_kwargs(),
-                    ) as resp:
-                        status = resp.status
-                        data = await resp.read()
-                        resp_headers = resp.headers
+                status, resp_headers, data = await transport.call(
+                    method, path, params, headers, body, timeout=self.timeout)
             except TimeoutError as exc:
                 # a timeout already cost `timeout` seconds: retry it once at most
                 if idempotent and attempt < min(1, self.max_retries):
@@ -440,8 +415,8 @@ class Client:
                     attempt += 1
                     continue
                 raise RequestTimeout(f"{method} {path} timed out after {self.timeout}s") from exc
-            except (aiohttp.ClientError, ConnectFailed, ConnectionLost) as exc:
-                refused = isinstance(exc, aiohttp.ClientConnectorError | ConnectFailed)
+            except (ConnectFailed, ConnectionLost) as exc:
+                refused = isinstance(exc, ConnectFailed)
                 if (idempotent or refused) and attempt < self.max_retries:
                     await self._pause(attempt, method, path, None, type(exc).__name__)
                     attempt += 1

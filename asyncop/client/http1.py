@@ -41,7 +41,12 @@ class ConnectFailed(OSError):
 
 
 class ConnectionLost(OSError):
-    """The connection broke during the exchange; the request may or may not have arrived."""
+    """The connection broke during the exchange; the request may or may not have arrived.
+    `before_answer`: not a byte of the answer had come."""
+
+    def __init__(self, message: str, *, before_answer: bool = False) -> None:
+        super().__init__(message)
+        self.before_answer = before_answer
 
 
 class _Conn:
@@ -78,29 +83,37 @@ class Http1Pool:
                       body: bytes | None, *, timeout: float,
                       ) -> tuple[int, CIMultiDict[str], bytes]:
         head = self._head(method, target, headers, body)
+        payload = head + body if body else head
         async with self._slots, asyncio.timeout(timeout):
-            for attempt in (0, 1):
-                conn, reused = await self._acquire()
-                received = [False]
-                try:
-                    conn.writer.write(head + body if body else head)
-                    status, resp_headers, data, keep = await self._response(
-                        conn.reader, method, received)
-                except (OSError, asyncio.IncompleteReadError, asyncio.LimitOverrunError,
-                        ValueError) as exc:
-                    conn.close()
-                    if reused and not received[0] and attempt == 0 and method in _IDEMPOTENT:
-                        continue  # the server had closed it meanwhile: once more, fresh
-                    raise ConnectionLost(f"{method} {target}: {exc!r}") from exc
-                except BaseException:
-                    conn.close()  # timeout or cancellation mid-exchange: unusable
+            conn, reused = await self._acquire()
+            try:
+                return await self._exchange(conn, method, payload)
+            except ConnectionLost as exc:
+                if not (reused and exc.before_answer and method in _IDEMPOTENT):
                     raise
-                if keep and not self._closed:
-                    self._idle.append(conn)
-                else:
-                    conn.close()
-                return status, resp_headers, data
-        raise AssertionError("unreachable")  # pragma: no cover
+            # the server had closed the idle connection meanwhile: once more, on a fresh one
+            conn, _ = await self._acquire(fresh=True)
+            return await self._exchange(conn, method, payload)
+
+    async def _exchange(self, conn: _Conn, method: str, payload: bytes,
+                        ) -> tuple[int, CIMultiDict[str], bytes]:
+        """Write the request, read the answer, pool or close the connection."""
+        received = [False]
+        try:
+            conn.writer.write(payload)
+            status, headers, data, keep = await self._response(conn.reader, method, received)
+        except (OSError, asyncio.IncompleteReadError, asyncio.LimitOverrunError,
+                ValueError) as exc:
+            conn.close()
+            raise ConnectionLost(f"{method}: {exc!r}", before_answer=not received[0]) from exc
+        except BaseException:
+            conn.close()  # timeout or cancellation mid-exchange: unusable
+            raise
+        if keep and not self._closed:
+            self._idle.append(conn)
+        else:
+            conn.close()
+        return status, headers, data
 
     def _head(self, method: str, target: str, headers: dict[str, str],
               body: bytes | None) -> bytes:
@@ -110,8 +123,8 @@ class Http1Pool:
             lines.append(f"Content-Length: {len(body or b'')}")
         return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")
 
-    async def _acquire(self) -> tuple[_Conn, bool]:
-        while self._idle:
+    async def _acquire(self, *, fresh: bool = False) -> tuple[_Conn, bool]:
+        while self._idle and not fresh:
             conn = self._idle.pop()
             if conn.usable():
                 return conn, True
@@ -164,4 +177,3 @@ class Http1Pool:
         self._closed = True
         while self._idle:
             self._idle.pop().close()
-        await asyncio.sleep(0)

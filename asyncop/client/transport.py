@@ -1,85 +1,58 @@
-"""Transport: the aiohttp sessions the Client talks through, built once from a ClientConfig.
+"""Transport: how the Client's requests reach the API server, decided once per Client.
 
-Everything that does not change between requests is decided here, once, when the Client
-opens: the TLS context (cluster CA, client certificate, verification), the connection pool
-size, and the HTTP proxy. The sessions are created with `trust_env=False`, so aiohttp does
-not look up `.netrc` and the proxy environment again on every request (two thread-pool round
-trips per request with `trust_env=True`, about a tenth of an operator's CPU).
+Everything that does not change between requests is decided here, when the Client opens:
+the TLS context (cluster CA, client certificate, verification), the pool size and the HTTP
+proxy. Two ways out:
 
+- `call()`: one request, one answer. Without a proxy it goes through `Http1Pool`
+  (asyncop.client.http1), a lean HTTP/1.1 keep-alive pool; through a proxy it goes through an
+  aiohttp session.
+- `stream()`: a watch, always through its own aiohttp session (unlimited connections, so
+  long-lived streams never take the calls' slots).
+
+aiohttp sessions are created with `trust_env=False`, so they do not look up `.netrc` and the
+proxy environment on every request (two thread-pool round trips per request otherwise).
 Proxy resolution follows kubectl: the kubeconfig cluster's `proxy-url` wins; otherwise the
-environment (`HTTPS_PROXY`/`HTTP_PROXY`, either case, by the server URL's scheme) unless
-`NO_PROXY` matches the server's host. `.netrc` is never read (kubectl does not either).
+environment (`HTTPS_PROXY`/`HTTP_PROXY`, read as urllib reads them) unless `NO_PROXY`
+matches the server. `.netrc` is never read (kubectl does not either).
 
-Unary calls go through `Http1Pool` (asyncop.client.http1), a lean HTTP/1.1 keep-alive client,
-unless a proxy is configured; watches always stream through aiohttp.
-
-Invariants: a Transport owns its sessions and pools and closes them all; `proxy` is None or
-one URL used for every request of both sessions (and then `fast` is None).
+Invariants: both ways raise only `ConnectFailed` (nothing was sent), `ConnectionLost` and
+`TimeoutError` for a missing answer; a Transport owns its pools and closes them all.
 """
 
 from __future__ import annotations
 
-import os
 import ssl
-from collections.abc import Mapping
-from dataclasses import dataclass
+import urllib.request
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import quote, urlencode, urlsplit
 
 import aiohttp
+from multidict import CIMultiDict
 
 from asyncop.client.config import ClientConfig
-from asyncop.client.http1 import Http1Pool
+from asyncop.client.http1 import ConnectFailed, ConnectionLost, Http1Pool
+
+Params = list[tuple[str, str]]
 
 READ_BUFSIZE = 2**21
 """Watch events of large objects exceed aiohttp's default read buffer (etcd allows 1.5 MiB)."""
 
 
-def resolve_proxy(config: ClientConfig, environ: Mapping[str, str] | None = None) -> str | None:
+def resolve_proxy(config: ClientConfig) -> str | None:
     """The proxy URL for `config.host`: its `proxy_url`, else the environment's, else None."""
     if config.proxy_url:
         return config.proxy_url
-    proxies = _proxies_from(os.environ if environ is None else environ)
+    proxies = urllib.request.getproxies_environment()
     parts = urlsplit(config.host)
-    scheme = parts.scheme or "http"
-    proxy = proxies.get(scheme)
+    proxy = proxies.get(parts.scheme or "http")
     if not proxy:
         return None
-    host = parts.hostname or ""
-    if parts.port is not None:
-        host = f"{host}:{parts.port}"
-    if _bypassed(host, proxies):
-        return None
-    return proxy
-
-
-def _proxies_from(environ: Mapping[str, str]) -> dict[str, str]:
-    """What `urllib.request.getproxies_environment` reads, from `environ`: scheme → URL."""
-    proxies: dict[str, str] = {}
-    for name, value in environ.items():
-        key = name.lower()
-        if value and key.endswith("_proxy"):
-            proxies.setdefault(key[: -len("_proxy")], value)
-    for name, value in environ.items():  # lowercase wins, as in urllib
-        if name.islower() and value and name.endswith("_proxy"):
-            proxies[name[: -len("_proxy")]] = value
-    return proxies
-
-
-def _bypassed(host: str, proxies: dict[str, str]) -> bool:
-    """NO_PROXY as curl and urllib read it: `*`, or names matching the host or a parent
-    domain (a leading dot is optional), with or without the port."""
-    entries = [e.strip().lower() for e in proxies.get("no", "").split(",") if e.strip()]
-    if "*" in entries:
-        return True
-    host = host.lower()
-    hostonly = host.rsplit(":", 1)[0] if host.count(":") == 1 else host
-    for entry in entries:
-        name = entry.lstrip(".")
-        if name in (host, hostonly) or host.endswith("." + name) or \
-                hostonly.endswith("." + name):
-            return True
-    return False
+    host = parts.netloc.rpartition("@")[2]
+    bypass: Any = urllib.request.proxy_bypass_environment  # type: ignore[attr-defined]
+    return None if bypass(host, proxies) else proxy
 
 
 def ssl_context(config: ClientConfig, *, ca_file: str | None, cert_file: str | None,
@@ -94,22 +67,15 @@ def ssl_context(config: ClientConfig, *, ca_file: str | None, cert_file: str | N
     return ctx
 
 
-@dataclass(slots=True)
 class Transport:
-    """Two sessions (calls with a bounded pool, watches unbounded), the proxy to use, and
-    the lean HTTP/1.1 pool that carries unary calls when there is no proxy."""
-
-    calls: aiohttp.ClientSession
-    watches: aiohttp.ClientSession
-    proxy: str | None
-    fast: Http1Pool | None = None
-
-    @classmethod
-    def open(cls, config: ClientConfig, *, pool_size: int, ca_file: str | None,
-             cert_file: str | None, key_file: str | None) -> Transport:
+    def __init__(self, config: ClientConfig, *, pool_size: int, ca_file: str | None,
+                 cert_file: str | None, key_file: str | None) -> None:
+        self.host = config.host
         ctx: Any = None
         if config.host.startswith("https:"):
             ctx = ssl_context(config, ca_file=ca_file, cert_file=cert_file, key_file=key_file)
+        self._tls: dict[str, Any] = (
+            {"server_hostname": config.tls_server_name} if config.tls_server_name else {})
 
         def session(limit: int) -> aiohttp.ClientSession:
             connector = aiohttp.TCPConnector(limit=limit, ssl=ctx if ctx is not None else True)
@@ -117,21 +83,62 @@ class Transport:
                 connector=connector, trust_env=False, read_bufsize=READ_BUFSIZE
             )
 
-        proxy = resolve_proxy(config)
-        fast = None
-        if proxy is None:
-            fast = Http1Pool(config.host, ssl_context=ctx, limit=pool_size,
-                             server_hostname=config.tls_server_name)
-        return cls(calls=session(pool_size), watches=session(0), proxy=proxy, fast=fast)
+        self.proxy = resolve_proxy(config)
+        self.pool: Http1Pool | None = None
+        self.proxied: aiohttp.ClientSession | None = None
+        if self.proxy is None:
+            self.pool = Http1Pool(config.host, ssl_context=ctx, limit=pool_size,
+                                  server_hostname=config.tls_server_name)
+        else:
+            self.proxied = session(pool_size)
+        self.watches = session(0)  # 0: unlimited
+
+    async def call(self, method: str, path: str, params: Params | None,
+                   headers: dict[str, str], body: bytes | None, *, timeout: float,
+                   ) -> tuple[int, CIMultiDict[str], bytes]:
+        """One request; `(status, headers, body)` of the answer, whatever its status."""
+        if self.pool is not None:
+            target = path + ("?" + urlencode(params, quote_via=quote) if params else "")
+            return await self.pool.request(method, target, headers, body, timeout=timeout)
+        assert self.proxied is not None
+        try:
+            async with self.proxied.request(
+                method, self.host + path, params=params, data=body, headers=headers,
+                timeout=aiohttp.ClientTimeout(total=timeout), proxy=self.proxy, **self._tls,
+            ) as resp:
+                return resp.status, CIMultiDict(resp.headers), await resp.read()
+        except TimeoutError:
+            raise  # aiohttp's read timeouts are ClientErrors too: a timeout stays one
+        except aiohttp.ClientConnectorError as exc:
+            raise ConnectFailed(str(exc)) from exc
+        except aiohttp.ClientError as exc:
+            raise ConnectionLost(f"{method} {path}: {exc!r}") from exc
+
+    @asynccontextmanager
+    async def stream(self, path: str, params: Params, headers: dict[str, str], *,
+                     connect_timeout: float, read_timeout: float,
+                     ) -> AsyncIterator[aiohttp.ClientResponse]:
+        """A streaming GET (a watch); the response is released when the block ends."""
+        timeout = aiohttp.ClientTimeout(connect=connect_timeout, sock_connect=connect_timeout,
+                                        sock_read=read_timeout)
+        try:
+            async with self.watches.request(
+                "GET", self.host + path, params=params, headers=headers, timeout=timeout,
+                proxy=self.proxy, **self._tls,
+            ) as resp:
+                yield resp
+        except TimeoutError:
+            raise
+        except aiohttp.ClientConnectorError as exc:
+            raise ConnectFailed(str(exc)) from exc
+        except aiohttp.ClientError as exc:
+            raise ConnectionLost(f"GET {path}: {exc!r}") from exc
 
     async def close(self) -> None:
         try:
-            if self.fast is not None:
-                await self.fast.close()
-            await self.calls.close()
+            if self.pool is not None:
+                await self.pool.close()
+            if self.proxied is not None:
+                await self.proxied.close()
         finally:
             await self.watches.close()
-
-    @property
-    def closed(self) -> bool:
-        return self.calls.closed and self.watches.closed

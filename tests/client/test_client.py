@@ -247,10 +247,12 @@ async def test_close_closes_both_sessions(server: ApiServer) -> None:
     c = Client(ClientConfig(host=server.url))
     async with c:
         await c.list(CONFIGMAP)
-        assert c._transport is not None
-        sessions = [c._transport.calls, c._transport.watches]
-        assert not any(s.closed for s in sessions)
-    assert all(s.closed for s in sessions)
+        transport = c._transport
+        assert transport is not None and transport.pool is not None  # no proxy: the lean pool
+        assert transport.proxied is None
+        assert transport.pool._idle and not transport.watches.closed
+    assert not transport.pool._idle and transport.pool._closed
+    assert transport.watches.closed
 
 
 @pytest.mark.skipif(shutil.which("openssl") is None, reason="HTTPS mode needs openssl")

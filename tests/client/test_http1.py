@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from asyncop.client.http1 import ConnectFailed, ConnectionLost, Http1Pool
+from asyncop.testing import eventually
 
 Reply = Callable[[bytes], bytes | None]  # request -> raw response (None: hang up, b"": stall)
 
@@ -25,6 +26,7 @@ class Scripted:
         self.server: asyncio.Server | None = None
         self.active = 0
         self.most_active = 0
+        self.gate: asyncio.Event | None = None  # set: requests are held until it opens
 
     async def handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         self.connections += 1
@@ -43,7 +45,8 @@ class Scripted:
                 self.active += 1
                 self.most_active = max(self.most_active, self.active)
                 reply = self.replies.pop(0)(request)
-                await asyncio.sleep(0.01)
+                if self.gate is not None:
+                    await self.gate.wait()
                 self.active -= 1
                 if reply is None:
                     return
@@ -158,7 +161,14 @@ async def test_refused_and_timeout(scripted: Any) -> None:
 
 async def test_at_most_limit_requests_at_once(scripted: Any) -> None:
     srv = await scripted([ok(b"{}") for _ in range(12)])
+    srv.gate = asyncio.Event()  # the server holds every request it gets
     pool = Http1Pool(srv.url, ssl_context=None, limit=3)
-    await asyncio.gather(*(pool.request("GET", "/", {}, None, timeout=5) for _ in range(12)))
-    assert srv.most_active <= 3 and srv.connections <= 3
+    calls = asyncio.gather(*(pool.request("GET", "/", {}, None, timeout=5) for _ in range(12)))
+    await eventually(lambda: srv.active == 3, timeout=5)
+    for _ in range(50):  # room for a fourth request to arrive, were the limit not kept
+        await asyncio.sleep(0)
+    assert (srv.active, srv.connections) == (3, 3)
+    srv.gate.set()
+    await calls
+    assert len(srv.requests) == 12 and srv.most_active == 3 and srv.connections == 3
     await pool.close()

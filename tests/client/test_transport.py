@@ -1,5 +1,6 @@
 """Transport: the proxy is resolved once (kubeconfig proxy-url, then HTTP(S)_PROXY/NO_PROXY),
-requests and watches really go through it, and nothing is looked up per request."""
+requests and watches really go through it, nothing is looked up per request, and without a
+proxy calls take the lean HTTP/1.1 pool."""
 
 from __future__ import annotations
 
@@ -16,37 +17,49 @@ from asyncop.client import Client, ClientConfig
 from asyncop.client.config import load_config
 from asyncop.client.transport import resolve_proxy
 
+PROXY_VARS = ("HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "NO_PROXY", "no_proxy",
+              "REQUEST_METHOD")
 
-def test_proxy_url_of_the_cluster_wins_over_the_environment() -> None:
+
+def _resolve(cfg: ClientConfig, env: dict[str, str], mp: pytest.MonkeyPatch) -> str | None:
+    for name in PROXY_VARS:
+        mp.delenv(name, raising=False)
+    for name, value in env.items():
+        mp.setenv(name, value)
+    return resolve_proxy(cfg)
+
+
+def test_proxy_url_of_the_cluster_wins_over_the_environment(
+        monkeypatch: pytest.MonkeyPatch) -> None:
     cfg = ClientConfig(host="https://10.0.0.1:6443", proxy_url="http://kc-proxy:3128")
     env = {"HTTPS_PROXY": "http://env-proxy:3128"}
-    assert resolve_proxy(cfg, env) == "http://kc-proxy:3128"
+    assert _resolve(cfg, env, monkeypatch) == "http://kc-proxy:3128"
 
 
-def test_environment_proxy_by_scheme_either_case() -> None:
+def test_environment_proxy_by_scheme_either_case(monkeypatch: pytest.MonkeyPatch) -> None:
     https = ClientConfig(host="https://api.example.com:6443")
     http = ClientConfig(host="http://api.example.com")
     env = {"HTTPS_PROXY": "http://secure:1", "http_proxy": "http://plain:2"}
-    assert resolve_proxy(https, env) == "http://secure:1"
-    assert resolve_proxy(http, env) == "http://plain:2"
-    assert resolve_proxy(https, {"https_proxy": "http://lower:1", "HTTPS_PROXY": "http://up:1"}) \
-        == "http://lower:1"
-    assert resolve_proxy(https, {}) is None
-    assert resolve_proxy(https, {"HTTPS_PROXY": ""}) is None
+    assert _resolve(https, env, monkeypatch) == "http://secure:1"
+    assert _resolve(http, env, monkeypatch) == "http://plain:2"
+    assert _resolve(https, {"https_proxy": "http://lower:1", "HTTPS_PROXY": "http://up:1"},
+                    monkeypatch) == "http://lower:1"
+    assert _resolve(https, {}, monkeypatch) is None
+    assert _resolve(https, {"HTTPS_PROXY": ""}, monkeypatch) is None
 
 
 @pytest.mark.parametrize("no_proxy", ["api.example.com", ".example.com", "example.com", "*",
                                       "other.org,api.example.com:6443"])
-def test_no_proxy_bypasses(no_proxy: str) -> None:
+def test_no_proxy_bypasses(no_proxy: str, monkeypatch: pytest.MonkeyPatch) -> None:
     cfg = ClientConfig(host="https://api.example.com:6443")
     env = {"HTTPS_PROXY": "http://secure:1", "NO_PROXY": no_proxy}
-    assert resolve_proxy(cfg, env) is None
+    assert _resolve(cfg, env, monkeypatch) is None
 
 
-def test_no_proxy_for_another_host_keeps_the_proxy() -> None:
+def test_no_proxy_for_another_host_keeps_the_proxy(monkeypatch: pytest.MonkeyPatch) -> None:
     cfg = ClientConfig(host="https://api.example.com:6443")
     env = {"HTTPS_PROXY": "http://secure:1", "no_proxy": "other.org,10.0.0.0"}
-    assert resolve_proxy(cfg, env) == "http://secure:1"
+    assert _resolve(cfg, env, monkeypatch) == "http://secure:1"
 
 
 async def test_kubeconfig_proxy_url_is_read(tmp_path: pytest.TempPathFactory) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from datetime import timedelta
 from typing import Any
 
@@ -10,7 +11,7 @@ from ctlenv import NS, Cluster, start_cluster
 from asyncop.api import Kind, RawObject, Request
 from asyncop.api.kinds import EVENT, POD
 from asyncop.clock import format_time
-from asyncop.controllers.at import FINALIZER, AtReconciler, at_controller
+from asyncop.controllers.at import FINALIZER, POD_MATTERS, AtReconciler, at_controller
 from asyncop.controllers.kinds import AT
 from asyncop.runtime.cache import Cache
 from asyncop.runtime.leader import LeaderElectionConfig
@@ -378,3 +379,69 @@ async def test_a_lagging_cache_costs_a_create_attempt_and_never_a_second_pod(
 def _cached_phase(cache: Cache, name: str, phase: str) -> bool:
     at = cache.get(AT, name, NS)
     return at is not None and (at.get("status") or {}).get("phase") == phase
+
+
+def _requests(cluster: Cluster, resource: str) -> Counter[str]:
+    """The server's count of requests to `resource` by verb (kube's apiserver_request_total)."""
+    out: Counter[str] = Counter()
+    for (verb, _, _, plural, sub, _, _), n in cluster.server.metrics.requests.items():
+        if plural == resource:
+            out[f"{verb} {plural}{'/' + sub if sub else ''}"] += n
+    return out
+
+
+async def test_an_at_costs_six_writes_no_pod_read_and_nothing_on_a_restart(
+    cluster: Cluster,
+) -> None:
+    """The request budget of the issue: RUNNING and DONE status writes, the pod, its
+    finalizer removal, two Events; no GET of the pod (the cache and AlreadyExists suffice);
+    and a restarted operator that finds the At DONE writes nothing."""
+    async with cluster.manager(at_controller):
+        await cluster.client.create(AT, _at("budget", "2019-04-12T10:12:00Z"))
+        await eventually(lambda: _stored_pod(cluster) is not None, timeout=10)  # no HTTP
+        await cluster.clock.advance(1)
+        await cluster.wait(AT, "budget", _phase("DONE"))
+        await eventually(lambda: len(_released(cluster)) == 1, timeout=10)
+        await eventually(lambda: _requests(cluster, "events")["POST events"] == 2, timeout=10)
+        await cluster.idle("at")
+    pods, ats = _requests(cluster, "pods"), _requests(cluster, "ats")
+    assert pods["POST pods"] == 1 and pods["PUT pods"] == 1
+    assert pods["GET pods"] == 0
+    assert ats["PUT ats/status"] == 2
+    before = {r: _requests(cluster, r) for r in ("pods", "ats", "events")}
+    async with cluster.manager(at_controller):  # a restart: everything is reconciled again
+        await cluster.idle("at")
+    for resource, counts in before.items():
+        writes = {v: n - counts[v] for v, n in _requests(cluster, resource).items()
+                  if not v.startswith(("GET", "LIST", "WATCH")) and n != counts[v]}
+        assert writes == {}, resource
+
+
+def _stored_pod(cluster: Cluster) -> RawObject | None:
+    store = cluster.server.store  # in-process: the test's own reads are not requests
+    pod: RawObject | None = store.get(store.resolve("", "v1", "pods"), NS, "budget-pod")
+    return pod
+
+
+def _released(cluster: Cluster) -> list[str]:
+    pod = _stored_pod(cluster)
+    return [] if pod is None or FINALIZER in (pod["metadata"].get("finalizers") or []) \
+        else ["released"]
+
+
+def test_pod_updates_that_matter_to_the_at() -> None:
+    pod: RawObject = {"metadata": {"name": "p", "finalizers": [FINALIZER],
+                                   "ownerReferences": [{"uid": "u", "controller": True}]},
+                      "status": {"phase": "Running"}}
+
+    def changed(**kw: Any) -> RawObject:
+        meta = {**pod["metadata"], **kw.pop("metadata", {})}
+        return {**pod, "metadata": meta, **kw}
+
+    update = POD_MATTERS.update
+    assert not update(pod, changed(metadata={"finalizers": []}))  # the finalizer removal
+    assert not update(pod, changed(metadata={"resourceVersion": "9"}))
+    assert update(pod, changed(status={"phase": "Succeeded"}))
+    assert update(pod, changed(metadata={"deletionTimestamp": "2019-04-12T10:12:00Z"}))
+    assert update(pod, changed(metadata={"ownerReferences": []}))
+    assert POD_MATTERS.create(pod) and POD_MATTERS.delete(pod)
