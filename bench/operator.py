@@ -37,7 +37,6 @@ sys.path[:] = [p for p in sys.path if p != _HERE] + [_HERE]
 import argparse  # noqa: E402
 import asyncio  # noqa: E402
 import importlib.util  # noqa: E402
-import os  # noqa: E402
 import time  # noqa: E402
 from datetime import UTC, datetime  # noqa: E402
 from typing import Any  # noqa: E402
@@ -100,8 +99,6 @@ def start_operator(impl: str, work: Workdir, server: Server, *, script: str = "a
             argv += ["--workers", name.partition(":")[2]]
         if loop:  # asyncop+asyncio: the standard event loop (default: auto, uvloop if there)
             argv += ["--event-loop", loop]
-        if os.environ.get("BENCH_ASYNCOP_ARGS"):  # experiments: extra `asyncop run` options
-            argv += os.environ["BENCH_ASYNCOP_ARGS"].split()
     elif impl.startswith("asyncop"):
         argv = [sys.executable, "-P", str(BENCH / "_asyncop_side.py"), script, "--kubeconfig", kc,
                 "--namespace", namespace]

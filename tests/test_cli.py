@@ -199,12 +199,14 @@ async def test_run_with_leader_election_until_sigterm(
     server: ApiServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     import asyncio
+    import gc
     import os
     import signal
 
     from asyncop.api import NotFound
     from asyncop.api.kinds import LEASE
     from asyncop.client import Client, ClientConfig
+    from asyncop.gcpolicy import GcPolicy
     from asyncop.testing import eventually
 
     cfg = server.write_kubeconfig(tmp_path / "config")
@@ -222,11 +224,15 @@ async def test_run_with_leader_election_until_sigterm(
             return str(lease["spec"].get("holderIdentity") or "") or None
 
         assert await eventually(holder, timeout=10)
+        policies = [cb for cb in gc.callbacks if isinstance(getattr(cb, "__self__", None),
+                                                            GcPolicy)]
+        assert len(policies) == 1  # --gc-freeze is on by default
         os.kill(os.getpid(), signal.SIGTERM)  # the Manager's handler turns it into a clean stop
         assert await asyncio.wait_for(running, 5) == 0
         assert await holder() is None  # released on the way out
     # the handlers were removed again
     assert signal.SIGTERM not in getattr(asyncio.get_running_loop(), "_signal_handlers", {})
+    assert policies[0] not in gc.callbacks  # and the GC policy was undone
 
 
 async def test_apiserver_subcommand(tmp_path: Path) -> None:
@@ -260,6 +266,8 @@ def test_list_flags_accept_several_values() -> None:
     assert args.leader_elect is False
     assert build_parser().parse_args(["run", "--leader-elect"]).leader_elect is True
     assert build_parser().parse_args(["run", "--no-leader-elect"]).leader_elect is False
+    assert args.gc_freeze is True  # on by default
+    assert build_parser().parse_args(["run", "--no-gc-freeze"]).gc_freeze is False
 
 
 @pytest.mark.parametrize(("argv", "expected"), [

@@ -26,6 +26,7 @@ DEFAULT = "default"
 
 class ServiceAccountSimulator(Simulator[str]):
     name = "serviceaccounts"
+    watched = frozenset({("", "namespaces"), ("", "serviceaccounts")})
 
     def __init__(self, store: SimStore, clock: Clock, config: SimulatorConfig) -> None:
         super().__init__(store, clock, retry_delay=config.retry_delay,
