@@ -14,6 +14,7 @@ import orjson
 
 from asyncop.apiserver import extensions
 from asyncop.apiserver.resources import ResourceType
+from asyncop.apiserver.webhooks import config as webhook_config
 
 
 def defaults(rt: ResourceType, obj: dict[str, Any], old: dict[str, Any] | None) -> None:
@@ -212,4 +213,6 @@ _DEFAULTS: dict[tuple[str, str], Any] = {
     ("batch", "jobs"): _job,
     ("batch", "cronjobs"): _cronjob,
     ("apiextensions.k8s.io", "customresourcedefinitions"): _crd,
+    webhook_config.VALIDATING_GR: lambda obj, _old: webhook_config.defaults(obj, False),
+    webhook_config.MUTATING_GR: lambda obj, _old: webhook_config.defaults(obj, True),
 }

@@ -108,7 +108,35 @@ def validate_crd(crd: dict[str, Any]) -> list[StatusCause]:
                   "spec.versions[*].schema instead")
         out.append(_invalid("spec.preserveUnknownFields", True, detail))
     _validate_versions(out, spec)
+    _validate_conversion(out, spec.get("conversion"))
     return out
+
+
+def _validate_conversion(out: list[StatusCause], conversion: Any) -> None:
+    if not isinstance(conversion, dict):
+        return
+    strategy = conversion.get("strategy")
+    webhook = conversion.get("webhook")
+    if strategy not in ("None", "Webhook"):
+        out.append(_unsupported("spec.conversion.strategy", strategy, ("None", "Webhook")))
+        return
+    if strategy == "None":
+        if webhook is not None:
+            out.append(_cause("FieldValueForbidden", "Forbidden: should not be set when strategy "
+                              "is not set to Webhook", "spec.conversion.webhook"))
+        return
+    if not isinstance(webhook, dict) or not webhook.get("clientConfig"):
+        out.append(_required("spec.conversion.webhook", "required when strategy is set to "
+                                                        "Webhook"))
+        return
+    versions = webhook.get("conversionReviewVersions")
+    if not versions or not {"v1", "v1beta1"} & set(versions):
+        out.append(_required("spec.conversion.webhook.conversionReviewVersions",
+                             "must include at least one of v1, v1beta1"))
+    client = webhook["clientConfig"]
+    if not isinstance(client, dict) or ("url" in client) == ("service" in client):
+        out.append(_required("spec.conversion.webhook.clientConfig",
+                             "exactly one of url or service is required"))
 
 
 def validate_crd_update(new: dict[str, Any], old: dict[str, Any]) -> list[StatusCause]:

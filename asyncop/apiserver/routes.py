@@ -31,6 +31,7 @@ from asyncop.apiserver.routes_objects import ObjectRoutes
 from asyncop.apiserver.routes_watch import WatchRoutes
 from asyncop.apiserver.storage import Store
 from asyncop.apiserver.tlsmode import check_token
+from asyncop.apiserver.webhooks.caller import Caller
 from asyncop.clock import Clock
 
 log = structlog.get_logger("asyncop.apiserver.http")
@@ -61,9 +62,15 @@ class Router:
         self.version = version
         self.git_version = f"v{version[0]}.{version[1]}.0"
         self.address = address
-        self.objects = ObjectRoutes(store)
-        self.watches = WatchRoutes(store, clock, bookmark_interval=bookmark_interval)
+        self.webhooks = Caller(store)
+        self.objects = ObjectRoutes(store, self.webhooks)
+        self.watches = WatchRoutes(store, clock, bookmark_interval=bookmark_interval,
+                                   conversion=self.objects.conversion)
         self.metrics = metrics if metrics is not None else RequestMetrics()
+
+    async def close(self) -> None:
+        """Release what outlives requests (the webhook client session)."""
+        await self.webhooks.close()
 
     async def handle(self, request: web.Request) -> web.StreamResponse:
         try:
@@ -247,9 +254,9 @@ class Router:
         if verb == "get":
             if t.subresource == "log":
                 return self.objects.pod_log(request, t)
-            return self.objects.get(request, t)
+            return await self.objects.get(request, t)
         if verb == "list":
-            return self.objects.list(request, t)
+            return await self.objects.list(request, t)
         if verb not in t.rt.verbs and not t.subresource:
             raise errors.method_not_allowed()
         if verb == "create":

@@ -30,21 +30,52 @@ from asyncop.apiserver.resources import ResourceType
 from asyncop.apiserver.selectors import matcher, parse_field_selector, parse_label_selector
 from asyncop.apiserver.storage import Store, copy_obj
 from asyncop.apiserver.views import Views
+from asyncop.apiserver.webhooks.admission import WebhookAdmission
+from asyncop.apiserver.webhooks.caller import Caller
+from asyncop.apiserver.webhooks.conversion import Conversion
+from asyncop.apiserver.webhooks.pipeline import AdmittedWriter
 from asyncop.apiserver.writes import WriteContext, Writer
 
 
 class ObjectRoutes:
-    def __init__(self, store: Store) -> None:
+    def __init__(self, store: Store, caller: Caller) -> None:
         self.store = store
         self._views = Views()
+        self.admission = WebhookAdmission(store, caller)
+        self.admitted = AdmittedWriter(store, self.admission, self._views)
+        self.conversion = Conversion(store, caller)
 
     @property
     def writer(self) -> Writer:
         return self.store.writer
 
     def view(self, rt: ResourceType, obj: dict[str, Any]) -> dict[str, Any]:
-        """A stored object as served through `rt` (see `views`)."""
+        """A stored object as served through `rt` (see `views`); not for webhook-converted
+        types, which `served` handles."""
         return self._views.view(rt, obj)
+
+    async def served(self, rt: ResourceType, objs: list[dict[str, Any]],
+                     ) -> list[dict[str, Any]]:
+        """Stored objects as served through `rt`, through the CRD's conversion webhook when
+        it has one (one review for all of them)."""
+        hook = self.conversion.webhook(rt)
+        if hook is not None and objs:
+            objs = await self.conversion.convert(rt, hook, objs, rt.api_version)
+        return [self._views.view(rt, o) for o in objs]
+
+    async def _to_storage(self, rt: ResourceType, body: Any, ctx: WriteContext, *,
+                          old: dict[str, Any] | None = None) -> tuple[ResourceType, Any]:
+        """A write body in `rt`'s version, as the storage version when the CRD converts by
+        webhook: pruned, defaulted and validated in the requested version first."""
+        hook = self.conversion.webhook(rt)
+        if hook is None or not isinstance(body, dict):
+            return rt, body
+        self.writer.check_type(rt, body)
+        body.setdefault("metadata", {})
+        self.writer.custom_pipeline(rt, body, ctx, old)
+        storage_rt = self.store.registry.storage_type(rt.gr) or rt
+        converted = await self.conversion.convert(rt, hook, [body], storage_rt.api_version)
+        return storage_rt, converted[0]
 
     def _ctx(self, request: web.Request, *, apply: bool = False) -> WriteContext:
         manager = None if apply else field_manager(request)
@@ -52,31 +83,32 @@ class ObjectRoutes:
                             manager=manager, explicit_manager="fieldManager" in request.query,
                             applied=apply)
 
-    def _respond(self, request: web.Request, rt: ResourceType, obj: dict[str, Any], *,
-                 status: int = 200, ctx: WriteContext | None = None) -> web.Response:
-        if wants_table(request):
-            table = extensions.to_table(rt, [self.view(rt, obj)],
+    async def _respond(self, request: web.Request, rt: ResourceType, obj: dict[str, Any], *,
+                       status: int = 200, ctx: WriteContext | None = None) -> web.Response:
+        table_wanted = wants_table(request)
+        if not table_wanted and wants_metadata(request):
+            return json_response(partial_metadata(obj), status=status)
+        (served,) = await self.served(rt, [obj])
+        if table_wanted:
+            table = extensions.to_table(rt, [served],
                                         include_object=request.query.get("includeObject",
                                                                          "Metadata"),
                                         now=self.store.clock.now())
             table.setdefault("metadata", {})["resourceVersion"] = \
                 obj["metadata"].get("resourceVersion", "")
             return json_response(table, status=status, content_type=TABLE_CT)
-        if wants_metadata(request):
-            return json_response(partial_metadata(obj), status=status)
-        return json_response(self.view(rt, obj), status=status,
-                             warnings=ctx.warnings if ctx else None)
+        return json_response(served, status=status, warnings=ctx.warnings if ctx else None)
 
     # --- reads ---------------------------------------------------------------------------------
 
-    def get(self, request: web.Request, t: Target) -> web.Response:
+    async def get(self, request: web.Request, t: Target) -> web.Response:
         assert t.name is not None
         obj = self.store.raw_get(t.rt.gr, t.namespace or "", t.name)
         if obj is None:
             raise errors.not_found(t.rt, t.name)
         if t.subresource == "scale":
             return json_response(self._scale(t.rt, obj))
-        return self._respond(request, t.rt, obj)
+        return await self._respond(request, t.rt, obj)
 
     def pod_log(self, request: web.Request, t: Target) -> web.Response:
         """GET pods/NAME/log: simulated pods never run anything, so their log is empty."""
@@ -96,7 +128,7 @@ class ObjectRoutes:
             raise errors.bad_request(f"container {container} is not valid for pod {t.name}")
         return web.Response(body=b"", content_type="text/plain")
 
-    def list(self, request: web.Request, t: Target) -> web.Response:
+    async def list(self, request: web.Request, t: Target) -> web.Response:
         rt = t.rt
         q = request.query
         labels = parse_label_selector(q.get("labelSelector"))
@@ -152,7 +184,7 @@ class ObjectRoutes:
             meta["remainingItemCount"] = len(page) - limit
             page = page[:limit]
         if wants_table(request):
-            table = extensions.to_table(rt, [self.view(rt, o) for o in page],
+            table = extensions.to_table(rt, await self.served(rt, page),
                                         include_object=q.get("includeObject", "Metadata"),
                                         now=self.store.clock.now())
             table["metadata"] = {**(table.get("metadata") or {}), **meta}
@@ -162,7 +194,7 @@ class ObjectRoutes:
                                   "apiVersion": "meta.k8s.io/v1", "metadata": meta,
                                   "items": [partial_metadata(o) for o in page]})
         body = {"kind": rt.list_kind_name, "apiVersion": rt.api_version, "metadata": meta,
-                "items": [self.view(rt, o) for o in page]}
+                "items": await self.served(rt, page)}
         return json_response(body)
 
     # --- writes --------------------------------------------------------------------------------
@@ -172,8 +204,9 @@ class ObjectRoutes:
             raise errors.method_not_allowed()
         body = await read_body(request)
         ctx = self._ctx(request)
-        obj = self.writer.create(t.rt, body, namespace=t.namespace, ctx=ctx)
-        return self._respond(request, t.rt, obj, status=201, ctx=ctx)
+        rt, body = await self._to_storage(t.rt, body, ctx)
+        obj = await self.admitted.create(rt, body, namespace=t.namespace, ctx=ctx)
+        return await self._respond(request, t.rt, obj, status=201, ctx=ctx)
 
     async def update(self, request: web.Request, t: Target) -> web.Response:
         assert t.name is not None
@@ -189,9 +222,16 @@ class ObjectRoutes:
             return json_response(result if result is not None else body)
         if t.subresource == "scale":
             return self._write_scale(t, body, ctx)
-        obj = self.writer.update(t.rt, body, namespace=t.namespace, name=t.name,
-                                 subresource=t.subresource, ctx=ctx)
-        return self._respond(request, t.rt, obj, ctx=ctx)
+        rt = t.rt
+        if self.conversion.webhook(rt) is not None:
+            current = self.store.raw_get(rt.gr, t.namespace or "", t.name)
+            if current is None:
+                raise errors.not_found(rt, t.name)
+            (old,) = await self.served(rt, [current])
+            rt, body = await self._to_storage(rt, body, ctx, old=old)
+        obj = await self.admitted.update(rt, lambda _old: body, namespace=t.namespace,
+                                         name=t.name, subresource=t.subresource, ctx=ctx)
+        return await self._respond(request, t.rt, obj, ctx=ctx)
 
     async def patch(self, request: web.Request, t: Target) -> web.Response:
         assert t.name is not None
@@ -231,35 +271,52 @@ class ObjectRoutes:
             scale = self._scale(rt, old)
             patched_scale = self._apply_patch(rt, scale, patch, content_type, "Scale")
             return self._write_scale(t, patched_scale, ctx)
-        if is_apply:
-            if not isinstance(patch, dict):
-                raise errors.bad_request("error decoding YAML: the apply configuration must be "
-                                         "an object")
-            try:
-                merged = extensions.server_side_apply(
-                    copy_obj(self.view(rt, old)) if old is not None else None, patch,
-                    manager=manager, force=(force or "").lower() == "true",
-                    now=self.store.now(), subresource=t.subresource,
-                    ignore_fields=("status",) if rt.has_status and not t.subresource else (),
-                    schema=rt.schema if rt.is_custom else None)
-            except extensions.ApplyConflicts as exc:
-                raise _apply_conflict(rt, t.name, exc) from exc
-            except extensions.PatchFailed as exc:
-                raise errors.bad_request(str(exc)) from exc
-            if old is None:
-                if rt.namespaced:
-                    merged.setdefault("metadata", {}).setdefault("namespace", ns)
-                merged.get("metadata", {}).pop("resourceVersion", None)
-                obj = self.writer.create(rt, merged, namespace=t.namespace, ctx=ctx)
-                return self._respond(request, rt, obj, status=201, ctx=ctx)
-            result = merged
-        else:
+        if is_apply and not isinstance(patch, dict):
+            raise errors.bad_request("error decoding YAML: the apply configuration must be "
+                                     "an object")
+        if is_apply and old is None:
+            merged = self._server_side_apply(rt, None, patch, manager=manager, force=force,
+                                             subresource=t.subresource)
+            if rt.namespaced:
+                merged.setdefault("metadata", {}).setdefault("namespace", ns)
+            merged.get("metadata", {}).pop("resourceVersion", None)
+            storage_rt, merged = await self._to_storage(rt, merged, ctx)
+            obj = await self.admitted.create(storage_rt, merged, namespace=t.namespace, ctx=ctx)
+            return await self._respond(request, rt, obj, status=201, ctx=ctx)
+
+        def patched(current: dict[str, Any]) -> dict[str, Any]:
+            if is_apply:
+                return self._server_side_apply(rt, current, patch, manager=manager, force=force,
+                                               subresource=t.subresource)
+            return self._apply_patch(rt, copy_obj(current), patch, content_type, rt.kind)
+
+        if self.conversion.webhook(rt) is not None:
             assert old is not None
-            result = self._apply_patch(rt, copy_obj(self.view(rt, old)), patch, content_type,
-                                       rt.kind)
-        obj = self.writer.update(rt, result, namespace=t.namespace, name=t.name,
-                                 subresource=t.subresource, ctx=ctx)
-        return self._respond(request, rt, obj, ctx=ctx)
+            (current,) = await self.served(rt, [old])
+            storage_rt, result = await self._to_storage(rt, patched(current), ctx, old=current)
+            obj = await self.admitted.update(storage_rt, lambda _old: result,
+                                             namespace=t.namespace, name=t.name,
+                                             subresource=t.subresource, ctx=ctx)
+        else:
+            obj = await self.admitted.update(rt, patched, namespace=t.namespace, name=t.name,
+                                             subresource=t.subresource, ctx=ctx)
+        return await self._respond(request, rt, obj, ctx=ctx)
+
+    def _server_side_apply(self, rt: ResourceType, current: dict[str, Any] | None, patch: Any,
+                           *, manager: str, force: str | None,
+                           subresource: str) -> dict[str, Any]:
+        try:
+            return extensions.server_side_apply(
+                copy_obj(current) if current is not None else None, patch,
+                manager=manager, force=(force or "").lower() == "true",
+                now=self.store.now(), subresource=subresource,
+                ignore_fields=("status",) if rt.has_status and not subresource else (),
+                schema=rt.schema if rt.is_custom else None)
+        except extensions.ApplyConflicts as exc:
+            raise _apply_conflict(rt, str((current or {}).get("metadata", {}).get("name", "")),
+                                  exc) from exc
+        except extensions.PatchFailed as exc:
+            raise errors.bad_request(str(exc)) from exc
 
     def _apply_patch(self, rt: ResourceType, doc: dict[str, Any], patch: Any,
                      content_type: str, kind: str) -> dict[str, Any]:
@@ -340,10 +397,10 @@ class ObjectRoutes:
         assert t.name is not None
         options = await self._delete_options(request)
         ctx = WriteContext(dry_run=dry_run(request) or bool(options.get("dryRun")))
-        result = self.writer.delete(t.rt, t.namespace, t.name,
-                                    propagation_policy=_policy(options),
-                                    preconditions=options.get("preconditions"),
-                                    grace_period_seconds=_grace(options), ctx=ctx)
+        result = await self.admitted.delete(t.rt, t.namespace, t.name,
+                                            propagation_policy=_policy(options),
+                                            preconditions=options.get("preconditions"),
+                                            grace_period_seconds=_grace(options), ctx=ctx)
         if result.removed and not self.writer.returns_object(t.rt):
             meta = result.obj["metadata"]
             details: dict[str, Any] = {"name": meta["name"]}  # kube's order: name, group,
@@ -352,8 +409,10 @@ class ObjectRoutes:
             details["kind"] = t.rt.plural
             details["uid"] = meta.get("uid", "")
             return json_response({"kind": "Status", "apiVersion": "v1", "metadata": {},
-                                  "status": "Success", "details": details})
-        return json_response(self.view(t.rt, result.obj))
+                                  "status": "Success", "details": details},
+                                 warnings=ctx.warnings)
+        (served,) = await self.served(t.rt, [result.obj])
+        return json_response(served, warnings=ctx.warnings)
 
     async def delete_collection(self, request: web.Request, t: Target) -> web.Response:
         rt = t.rt
@@ -371,12 +430,12 @@ class ObjectRoutes:
             meta = obj["metadata"]
             if self.store.raw_get(rt.gr, meta.get("namespace") or "", meta["name"]) is None:
                 continue
-            self.writer.delete(rt, meta.get("namespace"), meta["name"],
-                               propagation_policy=_policy(options),
-                               grace_period_seconds=_grace(options), ctx=ctx)
+            await self.admitted.delete(rt, meta.get("namespace"), meta["name"],
+                                       propagation_policy=_policy(options),
+                                       grace_period_seconds=_grace(options), ctx=ctx)
         return json_response({"kind": rt.list_kind_name, "apiVersion": rt.api_version,
                               "metadata": {"resourceVersion": str(self.store.resource_version)},
-                              "items": [self.view(rt, o) for o in items]})
+                              "items": await self.served(rt, items)})
 
     async def _delete_options(self, request: web.Request) -> dict[str, Any]:
         raw = await request.read()

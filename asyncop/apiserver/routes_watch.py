@@ -27,6 +27,7 @@ from asyncop.apiserver.selectors import matcher, parse_field_selector, parse_lab
 from asyncop.apiserver.storage import Store, as_version
 from asyncop.apiserver.views import Views
 from asyncop.apiserver.watch import Event, View, Watcher, encode_line
+from asyncop.apiserver.webhooks.conversion import Conversion
 from asyncop.clock import Clock, Timer
 
 INITIAL_EVENTS_END = "k8s.io/initial-events-end"
@@ -35,11 +36,32 @@ COALESCE = 64
 
 
 class WatchRoutes:
-    def __init__(self, store: Store, clock: Clock, *, bookmark_interval: float) -> None:
+    def __init__(self, store: Store, clock: Clock, *, bookmark_interval: float,
+                 conversion: Conversion) -> None:
         self.store = store
         self.clock = clock
         self.bookmark_interval = bookmark_interval
         self._views = Views()
+        self.conversion = conversion
+
+    async def _converted(self, rt: ResourceType, hook: dict[str, Any] | None,
+                         lines: list[bytes], watcher: Watcher) -> list[bytes]:
+        """Lines of stored-version objects as `rt`'s version, through the CRD's conversion
+        webhook (one review per batch); lines without an object pass unchanged."""
+        if hook is None:
+            return lines
+        events = [orjson.loads(line) for line in lines]
+        at = [i for i, e in enumerate(events) if e["type"] not in ("BOOKMARK", "ERROR")]
+        try:
+            objs = await self.conversion.convert(rt, hook, [events[i]["object"] for i in at],
+                                                 rt.api_version)
+        except ApiError as err:  # kube ends the watch with the error
+            watcher.close()
+            return [encode_line("ERROR", dict(err.status))]
+        out = list(lines)
+        for i, obj in zip(at, objs, strict=True):
+            out[i] = encode_line(events[i]["type"], self._views.view(rt, obj))
+        return out
 
     async def watch(self, request: web.Request, t: Target) -> web.StreamResponse:
         rt = t.rt
@@ -70,7 +92,10 @@ class WatchRoutes:
                           name=name, match=sharding.with_shard(matcher(labels, fields), shard),
                           queue_size=self.store.watch_queue_size)
         table = wants_table(request)
-        projection = _projection(rt, self._views, metadata_only=wants_metadata(request))
+        metadata_only = wants_metadata(request)
+        hook = None if metadata_only else self.conversion.webhook(rt)
+        projection = _projection(rt, self._views, metadata_only=metadata_only,
+                                 stored=hook is not None)
         # the synchronous start: read state and register the watcher in one step
         first, error = self._start(rt, watcher, rv_text, projection, send_initial=send_initial)
         if error is None:
@@ -86,6 +111,7 @@ class WatchRoutes:
                 status = dict(error.status)
                 await response.write(encode_line("ERROR", status))
                 return response
+            first = await self._converted(rt, hook, first, watcher)
             if table:
                 first = [self._table_line(rt, line, state) for line in first]
             if first:
@@ -96,7 +122,7 @@ class WatchRoutes:
             if bookmarks:
                 self._schedule_bookmark(state, watcher, timers)
             await self._pump(response, watcher, rt, state, timers, bookmarks=bookmarks,
-                             table=table, projection=projection)
+                             table=table, projection=projection, hook=hook)
             with contextlib.suppress(ConnectionError):
                 await response.write_eof()
         except ConnectionError:
@@ -140,7 +166,8 @@ class WatchRoutes:
 
     async def _pump(self, response: web.StreamResponse, watcher: Watcher, rt: ResourceType,
                     state: dict[str, bool], timers: dict[str, Timer], *, bookmarks: bool,
-                    table: bool, projection: Projection) -> None:
+                    table: bool, projection: Projection,
+                    hook: dict[str, Any] | None) -> None:
         while True:
             if watcher.queue:
                 if len(watcher.queue) < COALESCE:
@@ -150,8 +177,10 @@ class WatchRoutes:
                 lines = []
                 while watcher.queue:
                     kind, event = watcher.queue.popleft()
-                    line = _line(event, kind, projection)
-                    lines.append(self._table_line(rt, line, state) if table else line)
+                    lines.append(_line(event, kind, projection))
+                lines = await self._converted(rt, hook, lines, watcher)
+                if table:
+                    lines = [self._table_line(rt, line, state) for line in lines]
                 await response.write(b"".join(lines))
                 continue
             if state["timed_out"]:
@@ -194,10 +223,14 @@ class WatchRoutes:
 Projection = tuple[str, View]
 
 
-def _projection(rt: ResourceType, views: Views, *, metadata_only: bool) -> Projection:
-    """(cache key, view) turning a stored object into what this watch sends."""
+def _projection(rt: ResourceType, views: Views, *, metadata_only: bool,
+                stored: bool = False) -> Projection:
+    """(cache key, view) turning a stored object into what this watch sends (`stored`: as
+    stored, for a conversion webhook to turn into the watched version)."""
     if metadata_only:
         return ("meta.k8s.io/v1:PartialObjectMetadata", partial_metadata)
+    if stored:
+        return ("stored", _as_stored)
     if not rt.is_custom:
         def view(obj: dict[str, Any]) -> dict[str, Any]:
             return as_version(obj, rt)
@@ -211,6 +244,10 @@ def _projection(rt: ResourceType, views: Views, *, metadata_only: bool) -> Proje
     digest = hashlib.blake2b(orjson.dumps(rt.schema, option=orjson.OPT_SORT_KEYS),
                              digest_size=8).hexdigest()
     return (f"{rt.api_version}#{digest}", custom_view)
+
+
+def _as_stored(obj: dict[str, Any]) -> dict[str, Any]:
+    return obj
 
 
 def _line(event: Event, kind: str, projection: Projection) -> bytes:

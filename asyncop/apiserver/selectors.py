@@ -144,6 +144,24 @@ def selector_from_match_labels(match_labels: dict[str, str]) -> LabelSelector:
     return LabelSelector(tuple(Requirement(k, "=", (v,)) for k, v in sorted(match_labels.items())))
 
 
+_EXPRESSION_OPS = {"In": "in", "NotIn": "notin", "Exists": "exists", "DoesNotExist": "!"}
+
+
+def selector_from_label_selector(selector: dict[str, Any] | None) -> LabelSelector:
+    """A metav1.LabelSelector (matchLabels + matchExpressions); empty or None matches all.
+    Unknown operators raise ValueError (configurations are validated before they are stored)."""
+    if not selector:
+        return LabelSelector(())
+    reqs = list(selector_from_match_labels(selector.get("matchLabels") or {}).requirements)
+    for expr in selector.get("matchExpressions") or ():
+        op = _EXPRESSION_OPS.get(str(expr.get("operator")))
+        if op is None:
+            raise ValueError(f"{expr.get('operator')!r} is not a valid label selector operator")
+        reqs.append(Requirement(str(expr.get("key", "")), op,
+                                tuple(str(v) for v in expr.get("values") or ())))
+    return LabelSelector(tuple(reqs))
+
+
 # --- field selectors -------------------------------------------------------------------------
 
 _META_FIELDS = ("metadata.name", "metadata.namespace")

@@ -25,7 +25,8 @@ from asyncop.apiserver.faults import Faults
 from asyncop.apiserver.requestmetrics import RequestMetrics
 from asyncop.apiserver.routes import MAX_REQUEST_BYTES, Router
 from asyncop.apiserver.storage import Store
-from asyncop.apiserver.tlsmode import Certificate, self_signed
+from asyncop.apiserver.tlsmode import self_signed
+from asyncop.certs import Certificate
 from asyncop.clock import Clock, RealClock
 
 log = structlog.get_logger("asyncop.apiserver")
@@ -61,6 +62,7 @@ class ApiServer:
         """apiserver_request_total and requests by client, served at /metrics."""
         self._store: Store | None = None
         self._runner: web.AppRunner | None = None
+        self._router: Router | None = None
         self._port = 0
         self._sim_tasks: list[asyncio.Task[Any]] = []
 
@@ -123,6 +125,7 @@ class ApiServer:
         self._port = int(sockets[0].getsockname()[1]) if sockets else port
         router.address = f"{self.host}:{self._port}"
         self._runner = runner
+        self._router = router
         self._start_simulators(store)
         log.debug("apiserver started", url=self.url)
 
@@ -149,9 +152,12 @@ class ApiServer:
         if self._store is not None:
             self._store.hub.cut()
         runner, self._runner = self._runner, None
+        router, self._router = self._router, None
         if runner is not None:
             await _stop_accepting(runner)
             await runner.cleanup()
+        if router is not None:
+            await router.close()
             log.debug("apiserver stopped", url=self.url)
 
     async def restart(self, *, keep_state: bool = True) -> None:

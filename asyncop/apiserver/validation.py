@@ -16,6 +16,7 @@ from typing import Any
 from asyncop.api import StatusCause
 from asyncop.apiserver.errors import cause, quote
 from asyncop.apiserver.resources import ResourceType
+from asyncop.apiserver.webhooks import config as webhook_config
 
 _DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 _CONFIG_KEY = re.compile(r"^[-._a-zA-Z0-9]+$")
@@ -35,6 +36,8 @@ def validate(rt: ResourceType, obj: dict[str, Any], old: dict[str, Any] | None,
         return _event(obj)
     if gr == ("coordination.k8s.io", "leases"):
         _lease(obj)
+    if gr in webhook_config.CONFIG_GRS:
+        return webhook_config.validate(obj, gr == webhook_config.MUTATING_GR)
     return []
 
 

@@ -12,6 +12,7 @@ every check passed; dry runs never commit.
 
 from __future__ import annotations
 
+import uuid
 from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
@@ -60,6 +61,11 @@ class WriteContext:
     #: (also on the status subresource, whose other metadata is reset from the stored object)
     applied: bool = False
     warnings: list[str] = field(default_factory=list)
+    #: stop where admission webhooks come in: return the object mutating webhooks see
+    #: (defaulted, pruned, built-in admission done; not yet validated, named or committed)
+    until_admission: bool = False
+    #: the uid a create gives the object (the one validating webhooks were shown)
+    uid: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,12 +114,14 @@ class Writer:
             obj.pop("status", None)
         builtins.defaults(rt, obj, None)
         if rt.is_custom:
-            self._custom_pipeline(rt, obj, ctx)
+            self.custom_pipeline(rt, obj, ctx)
         for hook in self.store.admission(rt.gr):
             hook("CREATE", obj, None)
+        if ctx.until_admission:
+            return obj
         storage_rt = self.store.registry.storage_type(rt.gr) or rt
         obj["apiVersion"] = storage_rt.api_version
-        meta["uid"] = _uuid4(self.store.rng.getrandbits(128))
+        meta["uid"] = ctx.uid or str(uuid.UUID(int=self.store.rng.getrandbits(128), version=4))
         meta["creationTimestamp"] = self.store.now()
         if self.store.registry.tracks_generation(rt):
             meta["generation"] = 1
@@ -154,13 +162,13 @@ class Writer:
         (events.k8s.io/v1 Events converted to core/v1 storage), its metadata, its namespace."""
         if not isinstance(obj, dict):
             raise errors.bad_request("the request body is not a JSON object")
-        self._check_type(rt, obj)
+        self.check_type(rt, obj)
         if eventsv1.is_events_v1(rt):
             obj = eventsv1.to_core(obj)
         meta = _meta(obj)
         return obj, meta, self._namespace_for(rt, meta, namespace)
 
-    def _check_type(self, rt: ResourceType, obj: dict[str, Any]) -> None:
+    def check_type(self, rt: ResourceType, obj: dict[str, Any]) -> None:
         api_version = obj.get("apiVersion")
         kind = obj.get("kind")
         if api_version and api_version != rt.api_version:
@@ -197,7 +205,7 @@ class Writer:
                 causes=[errors.cause("metadata.namespace", "NamespaceTerminating",
                                      f"namespace {namespace} is being terminated")])
 
-    def _custom_pipeline(self, rt: ResourceType, obj: dict[str, Any], ctx: WriteContext,
+    def custom_pipeline(self, rt: ResourceType, obj: dict[str, Any], ctx: WriteContext,
                          old: dict[str, Any] | None = None) -> None:
         schema = rt.schema
         if not schema:
@@ -210,6 +218,8 @@ class Writer:
         if ctx.field_validation == "Warn":
             ctx.warnings.extend(f'unknown field "{p}"' for p in unknown)
         extensions.schema_defaults(obj, schema)
+        if ctx.until_admission:
+            return  # validation follows the mutating webhooks
         causes = extensions.schema_validate(obj, schema)
         if not causes and rt.has_cel_rules:  # rules see only values of the right shape
             causes = schema_cel.validate_rules(obj, schema, old)
@@ -256,7 +266,7 @@ class Writer:
             if rt.is_custom:
                 obj = copy_obj(obj)  # the schema pipeline mutates nested values
                 meta = obj["metadata"]
-                self._custom_pipeline(rt, obj, ctx, old)
+                self.custom_pipeline(rt, obj, ctx, old)
         else:
             uid = meta.get("uid")
             if uid and uid != old_meta.get("uid"):
@@ -271,7 +281,7 @@ class Writer:
                     obj.pop("status", None)
             builtins.defaults(rt, obj, old)
             if rt.is_custom:
-                self._custom_pipeline(rt, obj, ctx, old)
+                self.custom_pipeline(rt, obj, ctx, old)
         obj["apiVersion"] = old["apiVersion"]
         if old_meta.get("deletionTimestamp"):
             added = set(meta.get("finalizers") or ()) - set(old_meta.get("finalizers") or ())
@@ -283,6 +293,9 @@ class Writer:
                         f'"{f}"' for f in sorted(added)) + "}")])
         for hook in self.store.admission(rt.gr):
             hook("UPDATE", obj, old)
+        if ctx.until_admission:
+            obj["apiVersion"] = rt.api_version
+            return obj
         causes = validate_metadata(meta)
         if subresource != "status":
             causes += validation.validate(rt, obj, old)
@@ -428,14 +441,6 @@ class Writer:
     @staticmethod
     def returns_object(rt: ResourceType) -> bool:
         return rt.gr in RETURNS_DELETED_OBJECT
-
-
-def _uuid4(bits: int) -> str:
-    """The text of `uuid.UUID(int=bits, version=4)` (same value, without the UUID object)."""
-    bits = (bits & ~(0xC000 << 48)) | (0x8000 << 48)
-    bits = (bits & ~(0xF000 << 64)) | (4 << 76)
-    h = f"{bits:032x}"
-    return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
 
 
 def _pod_grace(rt: ResourceType, obj: dict[str, Any], requested: int | None) -> int:
