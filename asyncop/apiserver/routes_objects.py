@@ -274,6 +274,8 @@ class ObjectRoutes:
         if is_apply and not isinstance(patch, dict):
             raise errors.bad_request("error decoding YAML: the apply configuration must be "
                                      "an object")
+        if is_apply:
+            _check_apply_type(rt, patch)
         if is_apply and old is None:
             merged = self._server_side_apply(rt, None, patch, manager=manager, force=force,
                                              subresource=t.subresource)
@@ -454,6 +456,16 @@ class ObjectRoutes:
         if "orphanDependents" in q:
             options["orphanDependents"] = q["orphanDependents"].lower() == "true"
         return options
+
+
+def _check_apply_type(rt: ResourceType, patch: dict[str, Any]) -> None:
+    """kube's field manager (versionCheckManager): an apply configuration names exactly the
+    group, version and kind of the endpoint it is sent to."""
+    api_version = str(patch.get("apiVersion") or "")
+    group, _, version = api_version.rpartition("/")
+    kind = str(patch.get("kind") or "")
+    if (group, version, kind) != (rt.group, rt.version, rt.kind):
+        raise errors.bad_request(f"invalid object type: {group}/{version}, Kind={kind}")
 
 
 def _grace(options: dict[str, Any]) -> int | None:

@@ -580,3 +580,17 @@ def test_dollar_keys_are_data_for_server_side_apply() -> None:
     assert again["spec"]["document"] == {"$schema": "draft-07", "$ref": "#/defs/a",
                                          "$patch": "delete"}
     assert again == live
+
+
+async def test_http_apply_of_another_kind_is_refused_like_kubes_field_manager(
+        server: ApiServer) -> None:
+    url = f"{server.url}/api/v1/namespaces/default/pods/web"
+    async with aiohttp.ClientSession() as http:
+        code, status = await _apply(http, url, "apiVersion: apps/v1\nkind: Deployment\n"
+                                    "metadata: {name: web}\n", manager="m")
+        assert (code, status["reason"]) == (400, "BadRequest")
+        assert status["message"] == "invalid object type: apps/v1, Kind=Deployment"
+        code, status = await _apply(http, url, "metadata: {name: web}\n", manager="m")
+        assert status["message"] == "invalid object type: /, Kind="
+    pods = server.store.resolve("", "v1", "pods")
+    assert server.store.get(pods, "default", "web") is None
