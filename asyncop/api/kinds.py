@@ -71,3 +71,9 @@ REPLICASET = Kind("apps", "v1", "replicasets", "ReplicaSet")
 LEASE = Kind("coordination.k8s.io", "v1", "leases", "Lease")
 CRD = Kind("apiextensions.k8s.io", "v1", "customresourcedefinitions", "CustomResourceDefinition",
            namespaced=False)
+VALIDATING_WEBHOOK_CONFIGURATION = Kind(
+    "admissionregistration.k8s.io", "v1", "validatingwebhookconfigurations",
+    "ValidatingWebhookConfiguration", namespaced=False)
+MUTATING_WEBHOOK_CONFIGURATION = Kind(
+    "admissionregistration.k8s.io", "v1", "mutatingwebhookconfigurations",
+    "MutatingWebhookConfiguration", namespaced=False)

@@ -59,3 +59,32 @@ async def test_answers_refusals_patches_and_errors() -> None:
         assert (await _post(server, "/nowhere", _review({})))[0] == 404
         assert (await _post(server, "/no", b"{not json"))[0] == 400
         assert (await _post(server, "/no", {"request": "x"}))[0] == 400
+
+
+async def test_readme_snippet_with_the_asyncop_client(apiserver_no_sim: Any) -> None:
+    from asyncop.api import Invalid
+    from asyncop.api.kinds import CONFIGMAP, VALIDATING_WEBHOOK_CONFIGURATION
+    from asyncop.client import Client, load_config
+
+    server = WebhookServer()
+
+    async def check(req: AdmissionRequest) -> None:
+        if (req.object or {}).get("data", {}).get("replicas", "0") > "9":
+            raise Denied("at most 9 replicas", code=422, reason="Invalid")
+
+    server.validating("/validate", check)
+    async with server, Client(await load_config(url=apiserver_no_sim.url)) as client:
+        await client.create(VALIDATING_WEBHOOK_CONFIGURATION, server.validating_configuration(
+            "widgets", [{"name": "widgets.example.com", "path": "/validate", "rules": [
+                {"operations": ["CREATE"], "apiGroups": [""], "apiVersions": ["v1"],
+                 "resources": ["configmaps"]}]}]))
+        try:
+            await client.create(CONFIGMAP, {"metadata": {"name": "w", "namespace": "default"},
+                                            "data": {"replicas": "99"}})
+        except Invalid as err:
+            assert err.message.endswith("denied the request: at most 9 replicas")
+        else:
+            raise AssertionError("the webhook did not refuse")
+        created = await client.create(CONFIGMAP, {
+            "metadata": {"name": "w", "namespace": "default"}, "data": {"replicas": "3"}})
+        assert created["data"] == {"replicas": "3"}
