@@ -8,7 +8,7 @@ over a fixed set of objects, so a reconciler can read "cached" objects.
 from __future__ import annotations
 
 from asyncop.api import Kind, RawObject
-from asyncop.runtime.controller import Handler
+from asyncop.runtime.listeners import EventHandler as Handler
 
 
 class FakeInformer:

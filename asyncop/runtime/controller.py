@@ -1,16 +1,13 @@
 """Controller: watches feed a WorkQueue; N worker coroutines reconcile the keys.
 
 `run(cache=, clock=)` registers one event handler per watch on the shared informers, waits
-for the cache to sync, then runs `workers` coroutines, each looping: get key → reconcile →
-outcome → `done(key)`. Outcomes:
-
-- `Result()` → `forget` (retry history cleared);
-- `Result(requeue_after=d)` → `forget` + `add_after(key, d)` (exactly d on the clock);
-- exception → `add_rate_limited(key)` (per-key exponential backoff, logged with the key);
-- `Conflict` (409 on a stale resourceVersion; not AlreadyExists) → `add_rate_limited(key)`
-  too, but logged at info without a traceback: it is the normal outcome of optimistic
-  concurrency, and the retry re-reads fresh data (SPEC §9: "re-read and retry");
-- `TerminalError` → logged and counted, `forget`, not retried.
+for the cache to sync, then runs `workers` coroutines, each looping: get a `Request` from the
+queue (the queue holds Requests themselves) → reconcile → outcome → `done(request)`. What a
+result or an error means — forget, requeue after d, rate-limited retry; which metric; what to
+log — is decided by the pure function `asyncop.runtime.outcome.outcome_of` (its table is the
+reference): `Result()` forgets, `Result(requeue_after=d)` forgets and adds after exactly d on
+the clock, an exception retries with per-key backoff, a `Conflict` too but logged at info
+without a traceback, a `TerminalError` is logged, counted and forgotten.
 
 Invariants: a key is reconciled by at most one worker at a time (the queue guarantees it);
 a failing reconcile never kills its worker (unless `recover_panic=False`, which lets the
@@ -37,20 +34,23 @@ from __future__ import annotations
 
 import asyncio
 import random
+import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol, cast
 
 import structlog
 
-from asyncop.api import AlreadyExists, Conflict, Kind, RawObject, Request
+from asyncop.api import Kind, RawObject, Request
 from asyncop.clock import Clock, wait_for
 from asyncop.runtime.handlers import Watch
-from asyncop.runtime.metrics import ControllerStats, Metrics, ReconcileResult
+from asyncop.runtime.listeners import EventHandler
+from asyncop.runtime.metrics import ControllerStats, Metrics
+from asyncop.runtime.outcome import Outcome, error_text, outcome_of
 from asyncop.runtime.ownwrites import OwnWrites
 from asyncop.runtime.ratelimit import RateLimiter
 from asyncop.runtime.rbac import READ, PolicyRule, merge_rules
-from asyncop.runtime.reconcile import Reconciler, Result, TerminalError
+from asyncop.runtime.reconcile import Reconciler, Result
 from asyncop.runtime.shardgate import ShardCache, ShardGate
 from asyncop.runtime.shards import ShardScope
 from asyncop.runtime.workqueue import ShutDown, WorkQueue
@@ -63,24 +63,14 @@ WriteListener = Callable[[Kind, "RawObject | None", str], None]
 DEFAULT_GRACE_PERIOD = 10.0
 
 
-class Handler(Protocol):
-    """An informer event handler (`asyncop.runtime.informer.EventHandler`)."""
-
-    def on_add(self, obj: RawObject) -> None: ...
-
-    def on_update(self, old: RawObject, new: RawObject) -> None: ...
-
-    def on_delete(self, obj: RawObject) -> None: ...
-
-
-class Registration(Protocol):
-    """What `Informer.add_handler` returns: `remove()` unregisters the handler."""
+class Removable(Protocol):
+    """What `Informer.add_handler` returns (a `listeners.Registration`): `remove()`."""
 
     def remove(self) -> None: ...
 
 
 class InformerLike(Protocol):
-    def add_handler(self, handler: Handler) -> Registration | None: ...
+    def add_handler(self, handler: EventHandler) -> Removable | None: ...
 
 
 class CacheLike(Protocol):
@@ -103,7 +93,7 @@ class WriteSource(Protocol):
 
 @dataclass(frozen=True, slots=True)
 class _Run:
-    queue: WorkQueue[str]
+    queue: WorkQueue[Request]
     cache: CacheLike
     clock: Clock
     stats: ControllerStats | None
@@ -111,11 +101,6 @@ class _Run:
     gate: ShardGate | None = None
     # Workers waiting for the cache to catch up (not yet reconciling): shutdown cancels them.
     catching_up: set[asyncio.Task[None]] = field(default_factory=set)
-
-
-# uuid4 layout: version nibble 4 and RFC 4122 variant bits over 128 random bits.
-_UUID4_CLEAR = ~((0xF000 << 64) | (0xC000 << 48))
-_UUID4_SET = (0x4000 << 64) | (0x8000 << 48)
 
 
 DEFAULT_WORKERS = 16
@@ -160,7 +145,7 @@ class Controller:
         self.primary: Kind | None = primaries[0] if primaries else None
         if self.primary is None and any(w.target == "owner" for w in self.watches):
             raise ValueError("owns() needs a for_() watch naming the primary kind")
-        self.queue: WorkQueue[str] | None = None
+        self.queue: WorkQueue[Request] | None = None
         self._running = False
         self._write_sources: list[WriteSource] = []
         self._own_writes = OwnWrites(timeout=write_sync_timeout)
@@ -217,7 +202,7 @@ class Controller:
         grace: float,
         shards: ShardScope | None = None,
     ) -> None:
-        queue: WorkQueue[str] = WorkQueue(
+        queue: WorkQueue[Request] = WorkQueue(
             clock=clock,
             rate_limiter=self._rate_limiter,
             name=self.name,
@@ -292,31 +277,32 @@ class Controller:
         queue = rt.queue
         while True:
             try:
-                key = await queue.get()
+                request = await queue.get()
             except ShutDown:
                 return
             try:
                 if queue.shutting_down:
                     continue  # draining: finish in-flight work only, start nothing new
-                await self._process(rt, key)
+                await self._process(rt, request)
             except asyncio.CancelledError:
                 task = asyncio.current_task()
                 if rt.gate is None or task is None or not rt.gate.take_revoked(task):
                     raise
                 task.uncancel()  # the key's shard was lost: stop this key, keep working
-                log.warning("reconcile cancelled: shard lost", controller=self.name, key=key)
+                log.warning("reconcile cancelled: shard lost", controller=self.name,
+                            key=request.key)
             except Exception:
                 if not self.recover_panic:
                     raise
-                log.exception("worker error", controller=self.name, key=key)
+                log.exception("worker error", controller=self.name, key=request.key)
             finally:
-                queue.done(key)
+                queue.done(request)
 
     def _reconcile_id(self) -> str:
-        return f"{(self._rng.getrandbits(128) & _UUID4_CLEAR) | _UUID4_SET:032x}"
+        return uuid.UUID(int=self._rng.getrandbits(128), version=4).hex
 
-    async def _process(self, rt: _Run, key: str) -> None:
-        request = Request.from_key(key)
+    async def _process(self, rt: _Run, request: Request) -> None:
+        key = request.key
         log_context = structlog.contextvars.bind_contextvars(
             controller=self.name,
             namespace=request.namespace,
@@ -326,9 +312,9 @@ class Controller:
         shard: int | None = None
         try:
             if rt.gate is not None:
-                shard = rt.gate.start(key)
+                shard = rt.gate.start(request)
                 if shard is None:  # not this replica's (any more): drop it
-                    rt.queue.forget(key)
+                    rt.queue.forget(request)
                     return
             if self._own_writes.pending:
                 await self._catch_up(rt, key)
@@ -338,80 +324,56 @@ class Controller:
             if stats is not None:
                 stats.busy(1)
             start = rt.clock.monotonic()
-            outcome: ReconcileResult | None = None
-            terminal = False
+            outcome: Outcome | None = None
             try:
                 with self._own_writes.recording(key, rt.clock):
-                    outcome, terminal = await self._reconcile(rt, key, request)
+                    outcome = await self._reconcile(rt, request)
             finally:
                 ended = rt.clock.monotonic()
                 if stats is not None:
                     stats.busy(-1)
                     if outcome is not None:
-                        stats.reconciled(outcome, ended - start, terminal=terminal)
+                        stats.reconciled(outcome.metric, ended - start,
+                                         terminal=outcome.terminal)
                 # when each reconcile ran, on the clock (a no-op call above debug level)
                 log.debug("reconcile done", key=key, started=start, ended=ended,
-                          result=outcome, shard=shard)
+                          result=outcome.metric if outcome else None, shard=shard)
         finally:
             if shard is not None and rt.gate is not None:
-                rt.gate.finish(key, shard)
+                rt.gate.finish(request, shard)
             structlog.contextvars.reset_contextvars(**log_context)
 
-    async def _reconcile(
-        self, rt: _Run, key: str, request: Request
-    ) -> tuple[ReconcileResult, bool]:
-        """One reconcile and its queue bookkeeping; returns (metrics result, terminal)."""
-        queue = rt.queue
+    async def _reconcile(self, rt: _Run, request: Request) -> Outcome:
+        """One reconcile, judged by `outcome_of` and applied to the queue and the log."""
+        error: BaseException | None = None
+        result: Result | None = None
         try:
-            result: Result | None = await self.reconciler.reconcile(request)
-        except asyncio.CancelledError:
+            result = await self.reconciler.reconcile(request)
+        except asyncio.CancelledError as exc:
             task = asyncio.current_task()
             if task is None or task.cancelling():
                 raise  # we are being cancelled: never swallow it
-            # A CancelledError leaking out of the reconciler's own code is just a failure.
-            log.error(
-                "reconcile failed", key=key, error="CancelledError",
-                requeues=queue.num_requeues(key),
-            )
-            queue.add_rate_limited(key)
-            return "error", False
-        except TerminalError as err:
-            log.error("reconcile failed terminally", key=key, error=str(err), exc_info=err)
-            queue.forget(key)
-            return "error", True
-        except Conflict as err:
-            if isinstance(err, AlreadyExists):
-                return self._failed(queue, key, err)
-            log.info(
-                "conflict, retrying on fresh data", key=key, error=err.message,
-                requeues=queue.num_requeues(key),
-            )
-            queue.add_rate_limited(key)
-            return "error", False
-        except Exception as err:
-            return self._failed(queue, key, err)
-        queue.forget(key)
-        requeue_after = None if result is None else result.requeue_after
-        if requeue_after is None:
-            return "success", False
-        queue.add_after(key, requeue_after)
-        return ("requeue_after" if requeue_after > 0 else "requeue"), False
-
-    def _failed(
-        self, queue: WorkQueue[str], key: str, err: Exception
-    ) -> tuple[ReconcileResult, bool]:
-        """An ordinary failure: logged with its traceback, retried with backoff."""
-        if not self.recover_panic:
-            raise err
-        log.error(
-            "reconcile failed",
-            key=key,
-            error=str(err) or type(err).__name__,
-            requeues=queue.num_requeues(key),
-            exc_info=err,
-        )
-        queue.add_rate_limited(key)
-        return "error", False
+            error = exc  # one leaking out of the reconciler's own code is just a failure
+        except Exception as exc:
+            error = exc
+        outcome = outcome_of(result, error)
+        if error is not None and outcome.ordinary_failure and not self.recover_panic:
+            raise error
+        queue = rt.queue
+        if outcome.log_level is not None and error is not None:
+            fields: dict[str, object] = {"key": request.key, "error": error_text(error)}
+            if not outcome.terminal:
+                fields["requeues"] = queue.num_requeues(request)
+            if outcome.traceback:
+                fields["exc_info"] = error
+            (log.info if outcome.log_level == "info" else log.error)(outcome.message, **fields)
+        if outcome.action == "rate_limited":
+            queue.add_rate_limited(request)
+        else:
+            queue.forget(request)
+            if outcome.action == "requeue_after":
+                queue.add_after(request, outcome.after)
+        return outcome
 
     # -- read-your-own-writes ---------------------------------------------------------------
     async def _catch_up(self, rt: _Run, key: str) -> None:

@@ -39,12 +39,12 @@ from asyncop.runtime.labels import LabelSelector, parse_selector
 log = structlog.get_logger("asyncop.runtime.handlers")
 
 Mapper = Callable[[RawObject], Iterable[Request]]
-Admit = Callable[[str, RawObject], bool]
-"""`admit(key, event_object)`: whether a key mapped from this event may be enqueued."""
+Admit = Callable[[Request, RawObject], bool]
+"""`admit(request, event_object)`: whether a Request mapped from this event may be enqueued."""
 
 
 class Enqueuer(Protocol):
-    def add(self, key: str) -> None: ...
+    def add(self, item: Request) -> None: ...
 
 
 def _always(obj: RawObject) -> bool:
@@ -119,9 +119,9 @@ class Watch:
     """The resource class the watch was declared with, if any (not a bare Kind)."""
 
     def handler(self, queue: Enqueuer, *, primary: Kind | None = None,
-                admit: Admit | None = None) -> EventHandler:
-        """The informer event handler that enqueues this watch's keys onto `queue` (only the
-        keys `admit(key, obj)` accepts, when given: a sharded controller's own shards)."""
+                admit: Admit | None = None) -> WatchHandler:
+        """The informer event handler that enqueues this watch's Requests onto `queue` (only
+        those `admit(request, obj)` accepts, when given: a sharded controller's own shards)."""
         if self.target == "self":
             mapper: Mapper = _own_key
         elif self.target == "owner":
@@ -131,7 +131,7 @@ class Watch:
         else:
             assert self.mapper is not None
             mapper = self.mapper
-        return EventHandler(
+        return WatchHandler(
             queue, mapper, self.predicates, kind=self.kind, map_old=self.target != "self",
             admit=admit,
         )
@@ -179,8 +179,9 @@ def _owner_mapper(primary: Kind) -> Mapper:
     return owner_key
 
 
-class EventHandler:
-    """Informer handler: filter with the predicates, map to keys, `queue.add` each key."""
+class WatchHandler:
+    """The informer event handler (`asyncop.runtime.listeners.EventHandler`) a Watch builds:
+    filter with the predicates, map to Requests, `queue.add` each."""
 
     __slots__ = ("_admit", "_kind", "_map_old", "_mapper", "_predicates", "_queue")
 
@@ -232,5 +233,5 @@ class EventHandler:
                 continue
             admit = self._admit
             for request in requests:
-                if admit is None or admit(request.key, obj):
-                    self._queue.add(request.key)
+                if admit is None or admit(request, obj):
+                    self._queue.add(request)

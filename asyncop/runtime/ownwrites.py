@@ -37,7 +37,7 @@ MAX_PENDING = 4096
 Writes = dict[tuple[Kind, str], str | None]
 
 
-class VersionWaiter(Protocol):
+class CacheVersions(Protocol):
     async def wait_for_resource_version(
         self, kind: Kind, key: str, rv: str | None, *, timeout: float
     ) -> object: ...
@@ -102,7 +102,7 @@ class OwnWrites:
         record = self.pending.pop(key, None)
         return {} if record is None else record[1]
 
-    async def catch_up(self, cache: VersionWaiter, clock: Clock, key: str) -> None:
+    async def catch_up(self, cache: CacheVersions, clock: Clock, key: str) -> None:
         """Wait (bounded) until the cache reflects the writes of `key`'s last reconcile."""
         writes = self._forget(key)
         if not writes:

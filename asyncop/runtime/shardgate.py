@@ -42,7 +42,7 @@ class ShardGate:
         self.primary = primary
         self.watches = watches
         self.queue = queue
-        self.uids: dict[str, str] = {}
+        self.uids: dict[Request, str] = {}
         self.workers: dict[asyncio.Task[Any], int] = {}
         self.revoking: set[asyncio.Task[Any]] = set()
         self._removers = [scope.on_acquired(self.acquired), scope.on_revoked(self.revoked)]
@@ -55,32 +55,31 @@ class ShardGate:
     def admit_for(self, watch: Watch) -> Admit:
         target = watch.target
 
-        def admit(key: str, obj: RawObject) -> bool:
+        def admit(request: Request, obj: RawObject) -> bool:
             if target == "self":
                 uid = obj["metadata"].get("uid")
             elif target == "owner":
                 ref = controller_of(obj)
                 uid = ref.get("uid") if ref is not None else None
             else:
-                uid = self._primary_uid(key)
+                uid = self._primary_uid(request)
             if not uid or self.scope.shard_of(uid) not in self.scope.active:
                 return False
-            self.uids[key] = uid
+            self.uids[request] = uid
             return True
 
         return admit
 
-    def _primary_uid(self, key: str) -> str | None:
+    def _primary_uid(self, req: Request) -> str | None:
         if self.primary is None:
             return None
-        req = Request.from_key(key)
         obj = self.cache.get(self.primary, req.name, req.namespace or None)
         return None if obj is None else obj["metadata"].get("uid")
 
     # -- reconcile -----------------------------------------------------------------------------
-    def start(self, key: str) -> int | None:
+    def start(self, request: Request) -> int | None:
         """The key's shard if it may be reconciled now (counted in flight), else None."""
-        uid = self.uids.get(key) or self._primary_uid(key)
+        uid = self.uids.get(request) or self._primary_uid(request)
         if not uid:
             return None
         shard = self.scope.admit(uid)
@@ -89,13 +88,13 @@ class ShardGate:
             self.workers[task] = shard
         return shard
 
-    def finish(self, key: str, shard: int) -> None:
+    def finish(self, request: Request, shard: int) -> None:
         task = asyncio.current_task()
         if task is not None:
             self.workers.pop(task, None)
         self.scope.done(shard)
-        if self._primary_uid(key) is None:
-            self.uids.pop(key, None)  # the object is gone: nothing more to remember
+        if self._primary_uid(request) is None:
+            self.uids.pop(request, None)  # the object is gone: nothing more to remember
 
     def take_revoked(self, task: asyncio.Task[Any]) -> bool:
         """True (once) if `task` was cancelled because its key's shard was lost."""
@@ -124,7 +123,7 @@ class ShardGate:
                 if self.scope.shard_of(ref["uid"]) in shards:
                     ns = (obj["metadata"].get("namespace") or "") if self.primary.namespaced \
                         else ""
-                    key = Request(ref["name"], ns).key
+                    key = Request(ref["name"], ns)
                     self.uids[key] = ref["uid"]
                     self.queue.add(key)
 
@@ -135,6 +134,6 @@ class ShardGate:
                 task.cancel()
 
 
-def _key(obj: RawObject) -> str:
+def _key(obj: RawObject) -> Request:
     meta = obj["metadata"]
-    return Request(meta["name"], meta.get("namespace") or "").key
+    return Request(meta["name"], meta.get("namespace") or "")

@@ -188,11 +188,8 @@ class WorkQueue(Generic[K]):
             self._release_drain_waiters()
 
     # -- state ------------------------------------------------------------------------------
-    def len(self) -> int:
-        """Keys waiting in the queue (not counting processing or delayed ones)."""
-        return len(self._queue)
-
     def __len__(self) -> int:
+        """Keys waiting in the queue (not counting processing or delayed ones)."""
         return len(self._queue)
 
     @property

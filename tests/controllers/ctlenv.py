@@ -72,7 +72,7 @@ class Cluster:
 
         def quiet() -> bool:
             q = self.controllers[name].queue
-            return q is not None and q.len() == 0 and q.processing == 0
+            return q is not None and len(q) == 0 and q.processing == 0
 
         await eventually(quiet, timeout=10, message=f"{name} idle")
         await self.clock.settle()

@@ -124,7 +124,8 @@ async def test_invalid_schedule_is_reported_once_and_not_retried(cluster: Cluste
         await cluster.clock.advance(600)
         await cluster.idle("at")
         queue = cluster.controllers["at"].queue
-        assert queue is not None and queue.num_requeues("default/bad") == 0 and not queue.delayed
+        assert queue is not None and not queue.delayed
+        assert queue.num_requeues(Request("bad", "default")) == 0
         assert (await cluster.events("bad", "InvalidSchedule"))[0].get("count", 1) == 1
         assert await cluster.get(POD, "bad-pod") is None
 

@@ -6,7 +6,7 @@ from typing import Any
 
 from ctlenv import NS, Cluster
 
-from asyncop.api import RawObject
+from asyncop.api import RawObject, Request
 from asyncop.api.kinds import DEPLOYMENT
 from asyncop.controllers.foo import foo_controller
 from asyncop.controllers.kinds import FOO
@@ -94,7 +94,7 @@ async def test_missing_deployment_name_is_reported_without_retries(cluster: Clus
         await cluster.clock.advance(300)
         await cluster.idle("foo")
         queue = cluster.controllers["foo"].queue
-        assert queue is not None and queue.num_requeues("default/nameless") == 0
+        assert queue is not None and queue.num_requeues(Request("nameless", "default")) == 0
         assert not queue.delayed
         assert await cluster.items(DEPLOYMENT) == []
         # Fixing the spec lets it proceed.

@@ -73,10 +73,10 @@ async def test_network_resync_without_changes_is_skipped(cluster: Cluster) -> No
         handler = watch.handler(queue, primary=NETWORK)
         with structlog.testing.capture_logs() as logs:
             handler.on_update(cached, cached)  # a resync: same resourceVersion
-            assert queue.len() == 0
+            assert len(queue) == 0
             changed = dict(cached, metadata=dict(cached["metadata"], resourceVersion="0"))
             handler.on_update(changed, cached)
-            assert queue.len() == 1
+            assert len(queue) == 1
         assert [e["event"] for e in logs] == ["network updated"]
 
 

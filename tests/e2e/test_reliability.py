@@ -36,6 +36,7 @@ from reliability_kit import (
     stop_manager,
 )
 
+from asyncop.api import Request
 from asyncop.api.kinds import DEPLOYMENT, LEASE, POD
 from asyncop.clock import format_time
 from asyncop.controllers.kinds import AT, CRDKIND, FOO, JINGHZHU, NETWORK
@@ -178,14 +179,14 @@ async def test_flaky_slow_server_and_a_poison_object(fake_clock: FakeClock) -> N
         # most log2(t / 0.005) + 1 of them; a few more come from its Deployment's events.
         faults.clear()  # only the poison is left failing
         faults.fail(path="/foos/poison/status", status=403, count=None)
-        failures = foo.queue.num_requeues("default/poison")
+        failures = foo.queue.num_requeues(Request("poison", "default"))
         assert failures >= 1
         before = errors(mgr, "foo")
         t1 = clock.monotonic() + 240
         await world.drive(lambda: [] if clock.monotonic() >= t1 else ["later"],
                           step=4, settle=0.03)
         quiet = errors(mgr, "foo") - before
-        total = foo.queue.num_requeues("default/poison")
+        total = foo.queue.num_requeues(Request("poison", "default"))
         assert quiet >= 1 and total == failures + quiet, (failures, quiet)  # still retried
         assert total <= math.log2(t1 / 0.005) + 6, (failures, quiet, t1)
         assert problems(world, skip={"poison"}) == []

@@ -20,8 +20,9 @@ from asyncop.apiserver import ApiServer
 from asyncop.client import Client, ClientConfig
 from asyncop.clock import Clock
 from asyncop.runtime.cache import Cache
-from asyncop.runtime.controller import Controller, Handler, WriteListener
+from asyncop.runtime.controller import Controller, WriteListener
 from asyncop.runtime.handlers import for_, generation_changed, label_selector, owns
+from asyncop.runtime.listeners import EventHandler as Handler
 from asyncop.runtime.listeners import Registration
 from asyncop.runtime.metrics import Metrics
 from asyncop.runtime.reconcile import Result, TerminalError, reconciler
@@ -161,7 +162,7 @@ async def test_errors_requeue_with_exponential_backoff_on_the_clock() -> None:
     calls = times["ns/a"]
     gaps = [b - a for a, b in itertools.pairwise(calls)]
     assert gaps == pytest.approx([0.005, 0.01, 0.02, 0.04, 0.08, 0.16, 0.32])
-    assert ctrl.queue is not None and ctrl.queue.num_requeues("ns/a") == 8
+    assert ctrl.queue is not None and ctrl.queue.num_requeues(Request("a", "ns")) == 8
 
 
 async def test_terminal_error_is_counted_and_not_retried() -> None:
@@ -211,7 +212,7 @@ async def test_requeue_after_forgets_earlier_failures() -> None:
     async with running(ctrl, cache, clock):
         cache.informer(FOO).add(foo("a"))
         await clock.advance(1.0)
-        assert ctrl.queue is not None and ctrl.queue.num_requeues("ns/a") == 0
+        assert ctrl.queue is not None and ctrl.queue.num_requeues(Request("a", "ns")) == 0
     assert len(times["ns/a"]) == 4
 
 
@@ -637,7 +638,7 @@ async def test_a_conflict_is_retried_with_backoff_and_logged_without_a_traceback
             await clock.run_until(1.0)
     gaps = [b - a for a, b in itertools.pairwise(times["ns/a"])]
     assert gaps == pytest.approx([0.005, 0.01, 0.02])  # re-read and retried, then done
-    assert ctrl.queue is not None and ctrl.queue.num_requeues("ns/a") == 0  # forgotten
+    assert ctrl.queue is not None and ctrl.queue.num_requeues(Request("a", "ns")) == 0  # forgotten
     retried = [e for e in logs if e["event"] == "conflict, retrying on fresh data"]
     assert len(retried) == 3 and all("exc_info" not in e for e in retried)
     assert all(e["log_level"] == "info" for e in retried)

@@ -59,12 +59,13 @@ def owner_ref(name: str, *, api_version: str = "samplecontroller.k8s.io/v1alpha1
             "controller": controller}
 
 
-async def queued(q: WorkQueue[str]) -> set[str]:
+async def queued(q: WorkQueue[Request]) -> set[str]:
+    """The keys (`namespace/name`) of the Requests on the queue."""
     keys = set()
     while len(q):
-        key = await q.get()
-        keys.add(key)
-        q.done(key)
+        request = await q.get()
+        keys.add(request.key)
+        q.done(request)
     return keys
 
 
@@ -76,11 +77,11 @@ def _capture_logs() -> Iterator[None]:
 
 
 @pytest.fixture
-def q() -> WorkQueue[str]:
+def q() -> WorkQueue[Request]:
     return WorkQueue(clock=FakeClock())
 
 
-async def test_for_enqueues_the_objects_own_key_on_every_event(q: WorkQueue[str]) -> None:
+async def test_for_enqueues_the_objects_own_key_on_every_event(q: WorkQueue[Request]) -> None:
     h = for_(FOO).handler(q)
     h.on_add(obj("a"))
     h.on_update(obj("b"), obj("b", rv="2"))
@@ -89,7 +90,8 @@ async def test_for_enqueues_the_objects_own_key_on_every_event(q: WorkQueue[str]
     assert await queued(q) == {"ns/a", "ns/b", "ns/c", "cluster-wide"}
 
 
-async def test_owns_enqueues_the_controller_owner_of_the_primary_kind(q: WorkQueue[str]) -> None:
+async def test_owns_enqueues_the_controller_owner_of_the_primary_kind(
+        q: WorkQueue[Request]) -> None:
     h = owns(DEPLOYMENT).handler(q, primary=FOO)
     h.on_add(obj("d1", owners=[owner_ref("other", controller=False), owner_ref("foo1")]))
     h.on_add(obj("d2", owners=[owner_ref("foo2", api_version="samplecontroller.k8s.io/v2")]))
@@ -100,7 +102,7 @@ async def test_owns_enqueues_the_controller_owner_of_the_primary_kind(q: WorkQue
     assert await queued(q) == {"ns/foo1", "ns/foo2"}
 
 
-async def test_owns_core_group_and_cluster_scoped_owners(q: WorkQueue[str]) -> None:
+async def test_owns_core_group_and_cluster_scoped_owners(q: WorkQueue[Request]) -> None:
     core = owns(CONFIGMAP).handler(q, primary=NAMESPACE)
     core.on_add(obj("cm", owners=[owner_ref("team-a", api_version="v1", kind="Namespace")]))
     cluster = owns(CONFIGMAP).handler(q, primary=CLUSTER_THING)
@@ -109,18 +111,18 @@ async def test_owns_core_group_and_cluster_scoped_owners(q: WorkQueue[str]) -> N
     assert await queued(q) == {"team-a", "t1"}
 
 
-async def test_owns_update_reconciles_old_and_new_owner(q: WorkQueue[str]) -> None:
+async def test_owns_update_reconciles_old_and_new_owner(q: WorkQueue[Request]) -> None:
     h = owns(DEPLOYMENT).handler(q, primary=FOO)
     h.on_update(obj("d", owners=[owner_ref("old")]), obj("d", rv="2", owners=[owner_ref("new")]))
     assert await queued(q) == {"ns/old", "ns/new"}
 
 
-async def test_owns_without_primary_kind_is_an_error(q: WorkQueue[str]) -> None:
+async def test_owns_without_primary_kind_is_an_error(q: WorkQueue[Request]) -> None:
     with pytest.raises(ValueError):
         owns(DEPLOYMENT).handler(q)
 
 
-async def test_watches_maps_through_the_mapper(q: WorkQueue[str]) -> None:
+async def test_watches_maps_through_the_mapper(q: WorkQueue[Request]) -> None:
     def by_label(o: RawObject) -> list[Request]:
         target = o["metadata"].get("labels", {}).get("target")
         return [Request(target, "ns")] if target else []
@@ -132,7 +134,7 @@ async def test_watches_maps_through_the_mapper(q: WorkQueue[str]) -> None:
     assert await queued(q) == {"ns/foo-a", "ns/foo-b"}
 
 
-async def test_a_failing_mapper_does_not_raise_into_the_informer(q: WorkQueue[str]) -> None:
+async def test_a_failing_mapper_does_not_raise_into_the_informer(q: WorkQueue[Request]) -> None:
     def broken(o: RawObject) -> list[Request]:
         raise KeyError("boom")
 
@@ -141,7 +143,7 @@ async def test_a_failing_mapper_does_not_raise_into_the_informer(q: WorkQueue[st
     assert await queued(q) == {"ns/ok"}
 
 
-async def test_generation_changed_drops_status_only_updates(q: WorkQueue[str]) -> None:
+async def test_generation_changed_drops_status_only_updates(q: WorkQueue[Request]) -> None:
     h = for_(FOO, generation_changed).handler(q)
     h.on_update(obj("status-only", generation=3), obj("status-only", rv="9", generation=3))
     h.on_update(obj("spec", generation=3), obj("spec", rv="9", generation=4))
@@ -150,21 +152,21 @@ async def test_generation_changed_drops_status_only_updates(q: WorkQueue[str]) -
     assert await queued(q) == {"ns/spec", "ns/added", "ns/deleted"}
 
 
-async def test_resource_version_changed_drops_resyncs(q: WorkQueue[str]) -> None:
+async def test_resource_version_changed_drops_resyncs(q: WorkQueue[Request]) -> None:
     h = for_(FOO, resource_version_changed).handler(q)
     h.on_update(obj("resync", rv="5"), obj("resync", rv="5"))
     h.on_update(obj("real", rv="5"), obj("real", rv="6"))
     assert await queued(q) == {"ns/real"}
 
 
-async def test_annotation_changed(q: WorkQueue[str]) -> None:
+async def test_annotation_changed(q: WorkQueue[Request]) -> None:
     h = for_(FOO, annotation_changed).handler(q)
     h.on_update(obj("same", annotations={"a": "1"}), obj("same", rv="2", annotations={"a": "1"}))
     h.on_update(obj("diff", annotations={"a": "1"}), obj("diff", rv="2", annotations={"a": "2"}))
     assert await queued(q) == {"ns/diff"}
 
 
-async def test_label_selector_predicate_string_and_dict(q: WorkQueue[str]) -> None:
+async def test_label_selector_predicate_string_and_dict(q: WorkQueue[Request]) -> None:
     h = for_(FOO, label_selector("app=web,tier!=db")).handler(q)
     h.on_add(obj("web", labels={"app": "web"}))
     h.on_add(obj("db", labels={"app": "web", "tier": "db"}))
@@ -178,7 +180,7 @@ async def test_label_selector_predicate_string_and_dict(q: WorkQueue[str]) -> No
     assert await queued(q) == {"ns/web", "ns/leaving", "ns/api"}
 
 
-async def test_predicates_are_anded(q: WorkQueue[str]) -> None:
+async def test_predicates_are_anded(q: WorkQueue[Request]) -> None:
     h = for_(FOO, generation_changed, label_selector({"app": "x"})).handler(q)
     h.on_update(obj("a", labels={"app": "x"}), obj("a", rv="2", generation=2, labels={"app": "x"}))
     h.on_update(obj("b", labels={"app": "y"}), obj("b", rv="2", generation=2, labels={"app": "y"}))
@@ -186,7 +188,7 @@ async def test_predicates_are_anded(q: WorkQueue[str]) -> None:
     assert await queued(q) == {"ns/a"}
 
 
-async def test_custom_predicates_default_to_letting_events_through(q: WorkQueue[str]) -> None:
+async def test_custom_predicates_default_to_letting_events_through(q: WorkQueue[Request]) -> None:
     not_system = Predicate("not-system", create=lambda o: o["metadata"]["name"] != "sys")
     h = for_(FOO, not_system).handler(q)
     h.on_add(obj("sys"))

@@ -18,8 +18,9 @@ from collections.abc import AsyncIterator
 from asyncop.api import Kind, RawObject, Request
 from asyncop.api.kinds import POD
 from asyncop.api.shards import ShardSpace
-from asyncop.runtime.controller import Controller, Handler
+from asyncop.runtime.controller import Controller
 from asyncop.runtime.handlers import for_, owns
+from asyncop.runtime.listeners import EventHandler as Handler
 from asyncop.runtime.reconcile import Result, reconciler
 from asyncop.runtime.shards import ShardScope
 from asyncop.testing import FakeClock, eventually

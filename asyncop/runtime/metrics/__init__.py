@@ -15,8 +15,8 @@ labels match controller-runtime and client-go's workqueue, so existing dashboard
   `workqueue_unfinished_work_seconds`, `workqueue_longest_running_processor_seconds` (`{name}`)
 - `leader_election_master_status{name}`, `asyncop_cache_objects{kind}`
 
-Controllers and queues update plain numbers (`asyncop.runtime.stats`) that collectors render
-at scrape time; the rare updates (leader status, cache sizes) use ordinary gauges.
+Controllers and queues update plain numbers (`asyncop.runtime.metrics.hotpath`) that
+collectors render at scrape time; the rare updates (leader status, cache sizes) use ordinary gauges.
 `exposition()` renders the text format for the metrics endpoint.
 """
 
@@ -27,7 +27,7 @@ from collections.abc import Iterator
 from prometheus_client import CollectorRegistry, Gauge, generate_latest
 from prometheus_client.core import CounterMetricFamily
 
-from asyncop.runtime.stats import (
+from asyncop.runtime.metrics.hotpath import (
     RESULTS,
     ControllerCollector,
     ControllerStats,
