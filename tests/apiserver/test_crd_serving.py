@@ -9,9 +9,9 @@ from typing import Any
 import aiohttp
 import orjson
 import pytest_asyncio
-from crdkit import CRDS, WIDGET_CRD, WIDGETS, widget
 
 from asyncop.apiserver import ApiServer
+from tests.apiserver.crdkit import CRDS, WIDGET_CRD, WIDGETS, widget
 
 Srv = tuple[ApiServer, aiohttp.ClientSession]
 MERGE = {"Content-Type": "application/merge-patch+json"}

@@ -12,9 +12,9 @@ import aiohttp
 import orjson
 import pytest_asyncio
 import yaml
-from crdkit import CRDS
 
 from asyncop.apiserver import ApiServer
+from tests.apiserver.crdkit import CRDS
 
 Http = tuple[str, aiohttp.ClientSession]
 APPLY = {"Content-Type": "application/apply-patch+yaml"}

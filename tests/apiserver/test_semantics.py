@@ -8,11 +8,11 @@ from typing import Any
 
 import aiohttp
 import orjson
-from crdkit import CRDS, WIDGET_CRD, WIDGETS, widget
 
 from asyncop.apiserver import ApiServer
 from asyncop.testing import eventually
 from tests.apiserver import httpkit
+from tests.apiserver.crdkit import CRDS, WIDGET_CRD, WIDGETS, widget
 from tests.apiserver.httpkit import call
 
 CM = "/api/v1/namespaces/default/configmaps"

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 import yaml
-from crdkit import WIDGET_CRD
 
 from asyncop.apiserver import ApiServer
+from tests.apiserver.crdkit import WIDGET_CRD
 
 pytestmark = pytest.mark.skipif(shutil.which("kubectl") is None, reason="kubectl not on PATH")
 

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import aiohttp
 import yaml
-from crdkit import WIDGET_CRD
+
+from tests.apiserver.crdkit import WIDGET_CRD
 
 
 async def test_serve_process(tmp_path: Path) -> None:

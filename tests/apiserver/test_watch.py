@@ -218,7 +218,7 @@ async def test_slow_watcher_is_closed(http: aiohttp.ClientSession) -> None:
 
 async def test_crd_deletion_closes_its_watches(apiserver_no_sim: ApiServer,
                                                http: aiohttp.ClientSession) -> None:
-    from crdkit import CRDS, WIDGET_CRD, WIDGETS
+    from tests.apiserver.crdkit import CRDS, WIDGET_CRD, WIDGETS
 
     srv = apiserver_no_sim
     async with http.post(srv.url + CRDS, json=WIDGET_CRD) as r:

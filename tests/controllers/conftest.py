@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 
 import pytest
-from ctlenv import Cluster, start_cluster
 
 from asyncop.testing import FakeClock
+from tests.controllers.ctlenv import Cluster, start_cluster
 
 
 @pytest.fixture

@@ -6,8 +6,6 @@ from collections import Counter
 from datetime import timedelta
 from typing import Any
 
-from ctlenv import NS, Cluster, start_cluster
-
 from asyncop.api import Kind, RawObject, Request
 from asyncop.api.kinds import EVENT, POD
 from asyncop.clock import format_time
@@ -18,6 +16,7 @@ from asyncop.runtime.leader import LeaderElectionConfig
 from asyncop.runtime.manager import Manager
 from asyncop.runtime.reconcile import Result
 from asyncop.testing import FakeClock, eventually
+from tests.controllers.ctlenv import NS, Cluster, start_cluster
 
 
 def _at(name: str, schedule: str, command: str = "echo YAY") -> RawObject:

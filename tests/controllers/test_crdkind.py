@@ -5,13 +5,13 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from ctlenv import NS, Cluster
 
 from asyncop.api import Invalid, RawObject
 from asyncop.api.kinds import DEPLOYMENT, SERVICE
 from asyncop.controllers.crdkind import crdkind_controller
 from asyncop.controllers.kinds import CRDKIND
 from asyncop.testing import eventually
+from tests.controllers.ctlenv import NS, Cluster
 
 
 def _ck(name: str, spec: dict[str, Any]) -> RawObject:

@@ -4,13 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from ctlenv import NS, Cluster
-
 from asyncop.api import RawObject, Request
 from asyncop.api.kinds import DEPLOYMENT
 from asyncop.controllers.foo import foo_controller
 from asyncop.controllers.kinds import FOO
 from asyncop.testing import eventually
+from tests.controllers.ctlenv import NS, Cluster
 
 
 def _foo(name: str, spec: dict[str, Any]) -> RawObject:

@@ -5,8 +5,6 @@ from __future__ import annotations
 import contextlib
 from typing import Any
 
-from ctlenv import NS, Cluster
-
 from asyncop.api import Conflict, Kind, RawObject, Request
 from asyncop.api.kinds import POD
 from asyncop.controllers.jinghzhu import JinghzhuReconciler, jinghzhu_controller
@@ -16,6 +14,7 @@ from asyncop.runtime.controller import Controller
 from asyncop.runtime.handlers import for_, owns
 from asyncop.runtime.manager import Manager
 from asyncop.testing import eventually
+from tests.controllers.ctlenv import NS, Cluster
 
 NAME = "jinghzhu-example"
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Any
 
 import structlog
-from ctlenv import NS, Cluster
 
 from asyncop.api import RawObject
 from asyncop.api.kinds import POD
@@ -14,6 +13,7 @@ from asyncop.controllers.network import network_controller
 from asyncop.controllers.podlogger import podlogger_controller
 from asyncop.runtime.workqueue import WorkQueue
 from asyncop.testing import eventually
+from tests.controllers.ctlenv import NS, Cluster
 
 
 def _net(name: str, cidr: str, gateway: str) -> RawObject:

@@ -10,7 +10,6 @@ from typing import Any
 
 import pytest
 import yaml
-from ctlenv import NS, Cluster
 
 from asyncop.api import Invalid, RawObject, Request
 from asyncop.api.kinds import DEPLOYMENT, POD, SERVICE
@@ -19,6 +18,7 @@ from asyncop.controllers.kinds import AT, CRDKIND, FOO, JINGHZHU, NETWORK
 from asyncop.controllers.registry import CONTROLLERS
 from asyncop.runtime.manager import Manager
 from asyncop.testing import FakeClock, eventually
+from tests.controllers.ctlenv import NS, Cluster
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -20,7 +20,14 @@ from datetime import datetime, timedelta
 
 import pytest
 import structlog
-from reliability_kit import (
+
+from asyncop.api import Request
+from asyncop.api.kinds import DEPLOYMENT, LEASE, POD
+from asyncop.clock import format_time
+from asyncop.controllers.kinds import AT, CRDKIND, FOO, JINGHZHU, NETWORK
+from asyncop.runtime.manager import Manager
+from asyncop.testing import FakeClock, eventually
+from tests.e2e.reliability_kit import (
     EXPECT_READY,
     NS,
     World,
@@ -35,13 +42,6 @@ from reliability_kit import (
     start_world,
     stop_manager,
 )
-
-from asyncop.api import Request
-from asyncop.api.kinds import DEPLOYMENT, LEASE, POD
-from asyncop.clock import format_time
-from asyncop.controllers.kinds import AT, CRDKIND, FOO, JINGHZHU, NETWORK
-from asyncop.runtime.manager import Manager
-from asyncop.testing import FakeClock, eventually
 
 DUE = "2019-04-12T10:12:00Z"
 

@@ -7,13 +7,13 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
-from lease_driver import TrackedClient, quiesce, step
 
 from asyncop.api.kinds import LEASE
 from asyncop.apiserver import ApiServer
 from asyncop.client import Client, ClientConfig
 from asyncop.runtime.leader import LeaderElector, format_micro_time
 from asyncop.testing import FakeClock
+from tests.runtime.lease_driver import TrackedClient, quiesce, step
 
 NS = "default"
 

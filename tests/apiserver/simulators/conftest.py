@@ -9,11 +9,11 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 
 import pytest
-from simkit import Sim, started, stop
 
 from asyncop.apiserver.simulators import SimulatorConfig
 from asyncop.clock import RealClock
 from asyncop.testing import FakeClock
+from tests.apiserver.simulators.simkit import Sim, started, stop
 
 
 @pytest.fixture

@@ -5,12 +5,11 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator
 
-from simkit import cancel_all, quiesce
-
 from asyncop.api import Conflict, status_body
 from asyncop.apiserver.resources import ResourceType
 from asyncop.apiserver.simulators.base import Obj, Simulator, pump
 from asyncop.testing import FakeClock
+from tests.apiserver.simulators.simkit import cancel_all, quiesce
 
 PODS = ResourceType(group="", version="v1", plural="pods", kind="Pod")
 CMS = ResourceType(group="", version="v1", plural="configmaps", kind="ConfigMap")

@@ -7,9 +7,9 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 import pytest
-from simkit import Sim, quiesce
 
 from asyncop.apiserver.simulators.cron import next_after, parse_schedule
+from tests.apiserver.simulators.simkit import Sim, quiesce
 
 NS = "default"
 

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from simkit import Sim
-
 from asyncop.testing import eventually
+from tests.apiserver.simulators.simkit import Sim
 
 NS = "default"
 

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from simkit import Sim, quiesce
-
 from asyncop.testing import eventually
 from tests.apiserver.crdkit import simple_crd
+from tests.apiserver.simulators.simkit import Sim, quiesce
 
 NS = "default"
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from simkit import Sim, quiesce, started, stop
 
 from asyncop.apiserver.simulators import SimulatorConfig
 from asyncop.testing import FakeClock
+from tests.apiserver.simulators.simkit import Sim, quiesce, started, stop
 
 NS = "default"
 

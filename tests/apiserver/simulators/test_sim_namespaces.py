@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from simkit import Sim, quiesce
-
 from asyncop.testing import eventually
+from tests.apiserver.simulators.simkit import Sim, quiesce
 
 CRD_BODY: dict[str, Any] = {
     "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",

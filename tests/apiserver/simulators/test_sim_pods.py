@@ -5,9 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from simkit import Sim, quiesce
 
 from asyncop.apiserver.simulators import SimulatorConfig
+from tests.apiserver.simulators.simkit import Sim, quiesce
 
 NS = "default"
 

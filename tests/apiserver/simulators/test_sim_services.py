@@ -6,9 +6,9 @@ import ipaddress
 from typing import Any
 
 import pytest
-from simkit import Sim
 
 from asyncop.api import Invalid
+from tests.apiserver.simulators.simkit import Sim
 
 NS = "default"
 CIDR = ipaddress.ip_network("10.96.0.0/12")

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from simkit import Sim, quiesce, started, stop
-
 from asyncop.apiserver.simulators import SimulatorConfig
 from asyncop.testing import FakeClock, eventually
+from tests.apiserver.simulators.simkit import Sim, quiesce, started, stop
 
 NS = "default"
 

@@ -7,13 +7,13 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 import pytest
-from simkit import Sim, cancel_all, quiesce, started, stop
 
 from asyncop.api import NotFound, status_body
 from asyncop.apiserver.simulators import SimulatorConfig, start_simulators
 from asyncop.apiserver.storage import Store
 from asyncop.clock import RealClock
 from asyncop.testing import eventually
+from tests.apiserver.simulators.simkit import Sim, cancel_all, quiesce, started, stop
 
 NS = "default"
 

@@ -1,0 +1,1 @@
+"""Tests (a package: helpers are imported as tests.<dir>.<module>)."""
