@@ -15,6 +15,9 @@ Reading order: README → this file → `runtime/reconcile.py` → a controller 
 `controllers/` → `runtime/controller.py` → `runtime/workqueue.py` → `runtime/informer.py` +
 `store.py` → `runtime/manager.py` → `cli.py`.
 
+This is the one public door: `asyncop.runtime` is a package of modules and re-exports nothing
+(import a name from here, or from the module that defines it).
+
 Invariant: `import asyncop` stays cheap. The pure data (`asyncop.api`) and the clock load at
 once; the runtime and client names (which pull in aiohttp and kubernetes_asyncio) load on
 first access, so `import asyncop.apiserver` or `asyncop.api` does not pay for them. This
@@ -48,29 +51,26 @@ from asyncop.clock import Clock, RealClock
 
 if TYPE_CHECKING:
     from asyncop.client import Client, ClientConfig, load_config
-    from asyncop.runtime import (
-        Cache,
-        Controller,
-        EventRecorder,
-        Informer,
-        LeaderElectionConfig,
-        Manager,
-        Metrics,
-        PolicyRule,
-        Reconciler,
-        Result,
-        Store,
-        TerminalError,
-        WorkQueue,
+    from asyncop.runtime.cache import Cache
+    from asyncop.runtime.controller import Controller
+    from asyncop.runtime.handlers import (
         annotation_changed,
         for_,
         generation_changed,
         label_selector,
         owns,
-        reconciler,
         resource_version_changed,
         watches,
     )
+    from asyncop.runtime.informer import Informer
+    from asyncop.runtime.leader import LeaderElectionConfig
+    from asyncop.runtime.manager import Manager
+    from asyncop.runtime.metrics import Metrics
+    from asyncop.runtime.rbac import PolicyRule
+    from asyncop.runtime.reconcile import Reconciler, Result, TerminalError, reconciler
+    from asyncop.runtime.recorder import EventRecorder
+    from asyncop.runtime.store import Store
+    from asyncop.runtime.workqueue import WorkQueue
 
 __version__ = "0.1.0"
 
@@ -78,15 +78,21 @@ _LAZY: dict[str, str] = {
     "Client": "asyncop.client",
     "ClientConfig": "asyncop.client",
     "load_config": "asyncop.client",
-    **{
-        name: "asyncop.runtime"
-        for name in (
-            "Cache", "Controller", "EventRecorder", "Informer", "LeaderElectionConfig",
-            "Manager", "Metrics", "PolicyRule", "Reconciler", "Result", "Store", "TerminalError",
-            "WorkQueue", "annotation_changed", "for_", "generation_changed",
-            "label_selector", "owns", "reconciler", "resource_version_changed", "watches",
-        )
-    },
+    "Cache": "asyncop.runtime.cache",
+    "Controller": "asyncop.runtime.controller",
+    **{name: "asyncop.runtime.handlers" for name in (
+        "annotation_changed", "for_", "generation_changed", "label_selector", "owns",
+        "resource_version_changed", "watches")},
+    "Informer": "asyncop.runtime.informer",
+    "LeaderElectionConfig": "asyncop.runtime.leader",
+    "Manager": "asyncop.runtime.manager",
+    "Metrics": "asyncop.runtime.metrics",
+    "PolicyRule": "asyncop.runtime.rbac",
+    **{name: "asyncop.runtime.reconcile" for name in (
+        "Reconciler", "Result", "TerminalError", "reconciler")},
+    "EventRecorder": "asyncop.runtime.recorder",
+    "Store": "asyncop.runtime.store",
+    "WorkQueue": "asyncop.runtime.workqueue",
 }
 
 

@@ -1,5 +1,6 @@
-"""The public names: `asyncop` and `asyncop.runtime` export what a newcomer needs, and
-`import asyncop` stays cheap (runtime and client load on first use)."""
+"""The public names: `asyncop` (the one door) exports what a newcomer needs,
+`asyncop.runtime` re-exports nothing, and `import asyncop` stays cheap (runtime and client
+load on first use)."""
 
 from __future__ import annotations
 
@@ -20,16 +21,17 @@ NEWCOMER = [
 ]
 
 
-def test_root_and_runtime_export_the_newcomer_names() -> None:
+def test_the_root_exports_the_newcomer_names_and_runtime_nothing() -> None:
     from asyncop.api import errors
     from asyncop.runtime import manager
 
-    for module in (asyncop, asyncop.runtime):
-        missing = [n for n in NEWCOMER if n not in module.__all__]
-        assert missing == [], module.__name__
-        for name in module.__all__:
-            assert getattr(module, name) is not None, name
-    assert asyncop.Manager is manager.Manager is asyncop.runtime.Manager
+    missing = [n for n in NEWCOMER if n not in asyncop.__all__]
+    assert missing == []
+    for name in asyncop.__all__:
+        assert getattr(asyncop, name) is not None, name
+    assert not hasattr(asyncop.runtime, "__all__")
+    assert not hasattr(asyncop.runtime, "Manager")
+    assert asyncop.Manager is manager.Manager
     assert asyncop.NotFound is errors.NotFound
     assert "Manager" in dir(asyncop)
     assert issubclass(asyncop.AlreadyExists, asyncop.Conflict)

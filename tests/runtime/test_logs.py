@@ -85,11 +85,11 @@ def test_bad_level_and_format_are_rejected_with_a_readable_message() -> None:
 
 async def test_reconcile_log_lines_carry_the_reconcile_context() -> None:
     """End to end: a line logged inside a real reconcile has the four context keys."""
+    from asyncop import Controller, Manager, Result, for_, reconciler
     from asyncop.api import Request
     from asyncop.api.kinds import CONFIGMAP, NAMESPACE
     from asyncop.apiserver import ApiServer
     from asyncop.client import Client, ClientConfig
-    from asyncop.runtime import Controller, Manager, Result, for_, reconciler
     from asyncop.testing import FakeClock, eventually
 
     out = io.StringIO()
