@@ -8,7 +8,7 @@ this package re-exports nothing. Reading order and what each module holds:
 - `controller`: workers that reconcile Requests from a `workqueue.WorkQueue`; what each
   outcome means is `outcome`;
 - `informer` + `store` + `listeners`: list+watch into an indexed cache, event delivery;
-  `cache`: one informer per kind, shared; `progress` + `ownwrites`: read-your-own-writes;
+  `cache`: one informer per kind, shared; `ownwrites`: read-your-own-writes;
 - `manager`: owns client, cache, controllers, `leader` election, `recorder` (Events),
   `metrics`, `health` probes and their `server`; `shards`/`sharding`/`shardgate`: sharding;
 - `ratelimit`, `rbac`, `labels`, `logs`: the smaller parts.

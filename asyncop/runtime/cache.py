@@ -24,7 +24,7 @@ from asyncop.api import Kind, RawObject
 from asyncop.client import Client
 from asyncop.clock import Clock
 from asyncop.runtime.informer import Informer
-from asyncop.runtime.progress import NotWatched
+from asyncop.runtime.ownwrites import NotWatched
 from asyncop.runtime.store import NAMESPACE_INDEX
 
 log = structlog.get_logger("asyncop.cache")

@@ -60,7 +60,7 @@ from asyncop.runtime.listeners import (
     Handlers,
     Registration,
 )
-from asyncop.runtime.progress import NotWatched, VersionWaiters, rv_at_least
+from asyncop.runtime.ownwrites import NotWatched, VersionWaiters, rv_at_least
 from asyncop.runtime.shards import ShardScope
 from asyncop.runtime.store import NAMESPACE_INDEX, IndexFunc, Store
 

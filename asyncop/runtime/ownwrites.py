@@ -1,4 +1,10 @@
-"""Read-your-own-writes: a key's next reconcile waits until the cache has seen its writes.
+"""Read-your-own-writes, the whole mechanism: a key's next reconcile waits until the cache
+has seen the writes of its last one.
+
+Two touch points, both here: the Client reports each successful write to a listener
+(`OwnWrites.listener`, registered by the Controller), and each informer reports its progress
+to its `VersionWaiters` (an event, a bookmark or a LIST moved a namespace stream on), which
+resolve the waits `catch_up` starts through `Cache.wait_for_resource_version`.
 
 The Client calls `OwnWrites.listener(kind, obj_or_None, key)` after every successful write.
 While a reconcile of key R runs, a ContextVar marks it (`recording()`), so the listener files
@@ -19,7 +25,8 @@ leaves at most the keys written within one `timeout`.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import asyncio
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Protocol
@@ -28,7 +35,6 @@ import structlog
 
 from asyncop.api import Kind, RawObject
 from asyncop.clock import Clock, wait_for
-from asyncop.runtime.progress import NotWatched
 
 log = structlog.get_logger("asyncop.runtime.ownwrites")
 
@@ -129,3 +135,59 @@ class OwnWrites:
                     key=obj_key,
                     resource_version=rv,
                 )
+
+
+# --- waiting for an informer to reach a resourceVersion ------------------------------------
+# A waiter is (stream, key, resourceVersion, future); the informer calls `check(stream,
+# reached)` whenever that namespace stream makes progress, and every waiter of the stream
+# whose condition now holds is resolved. Waiters are few (one per own write a worker is
+# catching up on); with none, the informer's hot path pays one truth test. resourceVersions
+# compare as integers (an opaque one only matches itself); a future resolves at most once.
+
+class NotWatched(LookupError):
+    """No informer covers that kind or key: there is nothing to wait for."""
+
+
+def rv_at_least(have: str | None, want: str) -> bool:
+    """True when resourceVersion `have` is `want` or newer."""
+    if have is None:
+        return False
+    try:
+        return int(have) >= int(want)
+    except ValueError:
+        return have == want
+
+
+Reached = Callable[[str | None, str, str | None], bool]
+_Waiter = tuple[str, str | None, asyncio.Future[None]]
+
+
+class VersionWaiters:
+    """Futures waiting for keys of one informer to catch up, grouped by namespace stream."""
+
+    __slots__ = ("_by_stream",)
+
+    def __init__(self) -> None:
+        self._by_stream: dict[str | None, list[_Waiter]] = {}
+
+    def __bool__(self) -> bool:
+        return bool(self._by_stream)
+
+    def add(self, stream: str | None, key: str, rv: str | None) -> asyncio.Future[None]:
+        fut: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._by_stream.setdefault(stream, []).append((key, rv, fut))
+        return fut
+
+    def discard(self, stream: str | None, fut: asyncio.Future[None]) -> None:
+        waiting = self._by_stream.get(stream)
+        if waiting is None:
+            return
+        waiting[:] = [w for w in waiting if w[2] is not fut]
+        if not waiting:
+            del self._by_stream[stream]
+
+    def check(self, stream: str | None, reached: Reached) -> None:
+        """Resolve the waiters of `stream` for which `reached(stream, key, rv)` holds."""
+        for key, rv, fut in self._by_stream.get(stream, ()):
+            if not fut.done() and reached(stream, key, rv):
+                fut.set_result(None)

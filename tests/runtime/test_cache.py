@@ -18,7 +18,7 @@ from asyncop.apiserver import ApiServer
 from asyncop.client import Client, ClientConfig
 from asyncop.clock import RealClock
 from asyncop.runtime.cache import Cache
-from asyncop.runtime.progress import NotWatched
+from asyncop.runtime.ownwrites import NotWatched
 from asyncop.testing import FakeClock
 
 

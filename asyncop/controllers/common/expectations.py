@@ -10,6 +10,14 @@ asks the cache:
   cache looked;
 - a delete is observed once the name is absent from the cache or shows a deletionTimestamp.
 
+Why a second guard beside the Controller's read-your-own-writes (`asyncop.runtime.ownwrites`):
+that one serves every controller and puts liveness first — it waits at most
+`write_sync_timeout` (5 s) for the cache and then reconciles anyway, logging the lag. For a
+controller that scales pods out, acting on a cache that misses its creates means a second
+batch of pods, so this guard puts safety first: it never lets the reconcile act until the
+cache shows (or a GET confirms) what it did, requeueing instead of waiting, for up to `ttl`.
+Same problem, two deliberate trade-offs; jinghzhu uses both.
+
 Invariants: expectations are per key and only touched by the worker reconciling that key
 (the work queue never hands a key to two workers); entries expire after `ttl` seconds on
 the clock, as a safety net, like the ReplicaSet controller's five minutes.
