@@ -1,10 +1,10 @@
 """Label and field selectors: parsing (400 on bad syntax) and matching raw objects.
 
-Label grammar (comma = AND): `k=v`, `k==v`, `k!=v` (matches objects lacking k), `k in (a,b)`,
-`k notin (a,b)` (matches objects lacking k), `k` (exists), `!k` (absent), `k>n`, `k<n`.
-Field grammar: `path=v`, `path==v`, `path!=v`, comma = AND, `\\` escapes `,` `=` `\\`. The
-fields a kind supports are listed in `FIELDS`; an unsupported field is a 400 like the real
-server's. Invariant: parsing happens once per request; matching never raises.
+Label selectors are `asyncop.api.labels` (the one implementation, shared with the runtime);
+this module turns their parse errors into kube's 400. Field grammar: `path=v`, `path==v`,
+`path!=v`, comma = AND, `\\` escapes `,` `=` `\\`. The fields a kind supports are listed in
+`FIELDS`; an unsupported field is a 400 like the real server's. Invariant: parsing happens
+once per request; matching never raises.
 """
 
 from __future__ import annotations
@@ -14,152 +14,27 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from asyncop.api.labels import (
+    LabelSelector,
+    SelectorError,
+    from_match_labels,
+    parse_selector,
+)
 from asyncop.apiserver import eventsv1
 from asyncop.apiserver.errors import bad_request
 from asyncop.apiserver.resources import ResourceType
 
-_KEY = re.compile(r"^([a-z0-9]([-a-z0-9.]*[a-z0-9])?/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$")
-_VALUE = re.compile(r"^([A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?)?$")
-
-
-@dataclass(frozen=True, slots=True)
-class Requirement:
-    key: str
-    op: str  # "=", "!=", "in", "notin", "exists", "!", ">", "<"
-    values: tuple[str, ...] = ()
-
-    def matches(self, labels: dict[str, str]) -> bool:
-        has = self.key in labels
-        value = labels.get(self.key)
-        op = self.op
-        if op == "=":
-            return has and value == self.values[0]
-        if op == "!=":
-            return not has or value != self.values[0]
-        if op == "in":
-            return has and value in self.values
-        if op == "notin":
-            return not has or value not in self.values
-        if op == "exists":
-            return has
-        if op == "!":
-            return not has
-        try:
-            number = int(value or "")
-        except ValueError:
-            return False
-        bound = int(self.values[0])
-        return number > bound if op == ">" else number < bound
-
-
-@dataclass(frozen=True, slots=True)
-class LabelSelector:
-    requirements: tuple[Requirement, ...]
-
-    def matches(self, obj: dict[str, Any]) -> bool:
-        labels = (obj.get("metadata") or {}).get("labels") or {}
-        return all(r.matches(labels) for r in self.requirements)
-
-    @property
-    def empty(self) -> bool:
-        return not self.requirements
-
-
-def _split_top(text: str) -> list[str]:
-    """Split on commas outside parentheses."""
-    parts: list[str] = []
-    depth = 0
-    start = 0
-    for i, ch in enumerate(text):
-        if ch == "(":
-            depth += 1
-        elif ch == ")":
-            depth -= 1
-        elif ch == "," and depth == 0:
-            parts.append(text[start:i])
-            start = i + 1
-    parts.append(text[start:])
-    return parts
-
-
-_SET_RE = re.compile(r"^\s*(\S+)\s+(in|notin)\s*\((.*)\)\s*$")
-_BIN_RE = re.compile(r"^\s*([^\s=!<>]+)\s*(==|=|!=|>|<)\s*(\S*)\s*$")
-
 
 def parse_label_selector(text: str | None) -> LabelSelector:
-    if not text or not text.strip():
-        return LabelSelector(())
-    reqs: list[Requirement] = []
-    for raw in _split_top(text):
-        part = raw.strip()
-        if not part:
-            raise bad_request(
-                f"unable to parse requirement: found '', expected: identifier ({text})")
-        m = _SET_RE.match(part)
-        if m:
-            key, op, inner = m.group(1), m.group(2), m.group(3)
-            values = tuple(v.strip() for v in inner.split(",") if v.strip() or inner.strip())
-            _check_key(key, text)
-            for v in values:
-                _check_value(v, text)
-            reqs.append(Requirement(key, op, values))
-            continue
-        m = _BIN_RE.match(part)
-        if m:
-            key, op, value = m.group(1), m.group(2), m.group(3)
-            _check_key(key, text)
-            if op in (">", "<"):
-                if not value.lstrip("-").isdigit():
-                    raise bad_request(f"unable to parse requirement: for 'gt', 'lt' operators, "
-                                      f"exactly one value is required ({text})")
-            else:
-                _check_value(value, text)
-            reqs.append(Requirement(key, "=" if op == "==" else op, (value,)))
-            continue
-        if part.startswith("!"):
-            key = part[1:].strip()
-            _check_key(key, text)
-            reqs.append(Requirement(key, "!"))
-            continue
-        _check_key(part, text)
-        reqs.append(Requirement(part, "exists"))
-    return LabelSelector(tuple(reqs))
-
-
-def _check_key(key: str, text: str) -> None:
-    name = key.rsplit("/", 1)[-1]
-    if not _KEY.match(key) or len(name) > 63:
-        raise bad_request(f"unable to parse requirement: invalid label key \"{key}\": name part "
-                          f"must consist of alphanumeric characters, '-', '_' or '.' ({text})")
-
-
-def _check_value(value: str, text: str) -> None:
-    if len(value) > 63 or not _VALUE.match(value):
-        raise bad_request(f"unable to parse requirement: invalid label value: \"{value}\": "
-                          f"a valid label must be an empty string or consist of alphanumeric "
-                          f"characters, '-', '_' or '.' ({text})")
+    """`asyncop.api.labels.parse_selector`, a bad selector answered as kube's 400."""
+    try:
+        return parse_selector(text)
+    except SelectorError as exc:
+        raise bad_request(str(exc)) from None
 
 
 def selector_from_match_labels(match_labels: dict[str, str]) -> LabelSelector:
-    return LabelSelector(tuple(Requirement(k, "=", (v,)) for k, v in sorted(match_labels.items())))
-
-
-_EXPRESSION_OPS = {"In": "in", "NotIn": "notin", "Exists": "exists", "DoesNotExist": "!"}
-
-
-def selector_from_label_selector(selector: dict[str, Any] | None) -> LabelSelector:
-    """A metav1.LabelSelector (matchLabels + matchExpressions); empty or None matches all.
-    Unknown operators raise ValueError (configurations are validated before they are stored)."""
-    if not selector:
-        return LabelSelector(())
-    reqs = list(selector_from_match_labels(selector.get("matchLabels") or {}).requirements)
-    for expr in selector.get("matchExpressions") or ():
-        op = _EXPRESSION_OPS.get(str(expr.get("operator")))
-        if op is None:
-            raise ValueError(f"{expr.get('operator')!r} is not a valid label selector operator")
-        reqs.append(Requirement(str(expr.get("key", "")), op,
-                                tuple(str(v) for v in expr.get("values") or ())))
-    return LabelSelector(tuple(reqs))
+    return from_match_labels(match_labels)
 
 
 # --- field selectors -------------------------------------------------------------------------
@@ -280,7 +155,7 @@ def matcher(labels: LabelSelector, fields: FieldSelector) -> Matcher | None:
     if labels.empty and fields.empty:
         return None
     if fields.empty:
-        return labels.matches
+        return labels.matches_object
     if labels.empty:
         return fields.matches
-    return lambda obj: labels.matches(obj) and fields.matches(obj)
+    return lambda obj: labels.matches_object(obj) and fields.matches(obj)

@@ -19,10 +19,11 @@ from typing import Any
 import orjson
 import structlog
 
+from asyncop.api.labels import LabelSelector
 from asyncop.apiserver import errors, eventsv1
 from asyncop.apiserver.registry import Registry
 from asyncop.apiserver.resources import ResourceType
-from asyncop.apiserver.selectors import LabelSelector, parse_label_selector
+from asyncop.apiserver.selectors import parse_label_selector
 from asyncop.apiserver.watch import GR, Event, Watcher, WatchHub
 from asyncop.clock import Clock, format_time
 
@@ -193,7 +194,7 @@ class Store:
         selector = (label_selector if isinstance(label_selector, LabelSelector)
                     else parse_label_selector(label_selector))
         items = self.raw_items(rt.gr, namespace if rt.namespaced else None)
-        return [copy_obj(as_version(o, rt)) for o in items if selector.matches(o)]
+        return [copy_obj(as_version(o, rt)) for o in items if selector.matches_object(o)]
 
     async def create(self, rt: ResourceType, obj: dict[str, Any], *,
                      namespace: str | None = None) -> dict[str, Any]:

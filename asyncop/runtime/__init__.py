@@ -11,5 +11,5 @@ this package re-exports nothing. Reading order and what each module holds:
   `cache`: one informer per kind, shared; `ownwrites`: read-your-own-writes;
 - `manager`: owns client, cache, controllers, `leader` election, `recorder` (Events),
   `metrics`, `health` probes and their `server`; `shards`/`sharding`/`shardgate`: sharding;
-- `ratelimit`, `rbac`, `labels`, `logs`: the smaller parts.
+- `ratelimit`, `rbac`, `logs`: the smaller parts (label selectors are `asyncop.api.labels`).
 """

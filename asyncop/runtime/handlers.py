@@ -34,7 +34,7 @@ from typing import Any, Literal, Protocol
 import structlog
 
 from asyncop.api import Kind, KindSource, RawObject, Request, controller_of, kind_of
-from asyncop.runtime.labels import LabelSelector, parse_selector
+from asyncop.api.labels import LabelSelector, parse_selector
 
 log = structlog.get_logger("asyncop.runtime.handlers")
 

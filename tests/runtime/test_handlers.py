@@ -10,6 +10,7 @@ from structlog.testing import capture_logs
 
 from asyncop.api import Kind, RawObject, Request
 from asyncop.api.kinds import CONFIGMAP, DEPLOYMENT, NAMESPACE
+from asyncop.api.labels import parse_selector
 from asyncop.runtime.handlers import (
     Predicate,
     annotation_changed,
@@ -20,7 +21,6 @@ from asyncop.runtime.handlers import (
     resource_version_changed,
     watches,
 )
-from asyncop.runtime.labels import parse_selector
 from asyncop.runtime.workqueue import WorkQueue
 from asyncop.testing import FakeClock
 

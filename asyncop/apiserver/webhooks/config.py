@@ -21,8 +21,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from asyncop.api import StatusCause
+from asyncop.api.labels import LabelSelector, SelectorError
+from asyncop.api.labels import from_label_selector as selector_from_label_selector
 from asyncop.apiserver.errors import cause, quote
-from asyncop.apiserver.selectors import LabelSelector, selector_from_label_selector
 from asyncop.apiserver.webhooks.matchconditions import compile_error
 
 GROUP = "admissionregistration.k8s.io"
@@ -108,10 +109,10 @@ class Webhook:
         (`namespace_labels` None: a cluster-scoped object, which the namespace selector
         does not filter unless it is a Namespace itself — then it is given its own labels)."""
         if not self.object_selector.empty and not any(
-                o is not None and self.object_selector.matches(o) for o in (obj, old)):
+                o is not None and self.object_selector.matches_object(o) for o in (obj, old)):
             return False
         if namespace_labels is not None and not self.namespace_selector.empty:
-            return self.namespace_selector.matches({"metadata": {"labels": namespace_labels}})
+            return self.namespace_selector.matches(namespace_labels)
         return True
 
 
@@ -129,7 +130,7 @@ def _rule(raw: dict[str, Any]) -> Rule:
 def _selector(raw: Any) -> LabelSelector:
     try:
         return selector_from_label_selector(raw if isinstance(raw, dict) else None)
-    except ValueError:
+    except SelectorError:
         return selector_from_label_selector(None)
 
 
@@ -250,7 +251,7 @@ def _validate_hook(out: list[StatusCause], hook: dict[str, Any], path: str, seen
     for key in ("namespaceSelector", "objectSelector"):
         try:
             selector_from_label_selector(hook.get(key) or None)
-        except ValueError as exc:
+        except SelectorError as exc:
             out.append(cause(f"{path}.{key}.matchExpressions", "FieldValueInvalid",
                              f"Invalid value: {exc}"))
     _validate_client(out, hook.get("clientConfig"), f"{path}.clientConfig")
