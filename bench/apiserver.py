@@ -19,7 +19,7 @@ request and a 1-connection loop is bound by it. Every line also reports the serv
 CPU-seconds for the case and the rate per server CPU-second, which is meaningful on a
 machine loaded by other work.
 
-Usage: `python bench/apiserver.py [--n 4000]`. Targets (SPEC §8): >= 2,000 creates/s and
+Usage: `python bench/apiserver.py [--n 4000]`. Targets (bench/README.md): >= 2,000 creates/s and
 >= 20,000 watch events/s aggregate.
 """
 

@@ -1,4 +1,4 @@
-"""Operator benchmarks (SPEC §8, scenarios 1-4): asyncop against a kopf peer, end to end.
+"""Operator benchmarks (bench/README.md, scenarios 1-4): asyncop against a kopf peer, end to end.
 
 Every case starts a fresh embedded API server in its own process (bench/_server.py: bundled
 CRDs, pods that complete at once) and the operator in another, so the operator's CPU seconds

@@ -1,7 +1,7 @@
 """CustomResourceDefinitions (apiextensions.k8s.io/v1): validation, defaults, served types.
 
 `validate_crd(crd)` returns the kube-style causes that make a CRD invalid (422);
-`default_crd(crd)` applies the server-side defaults of R-1 in place; `resource_types(crd)`
+`default_crd(crd)` applies the server-side defaults (docs/apiserver.md, "CRD defaults") in place; `resource_types(crd)`
 describes every served version as an immutable `ResourceType`.
 
 Invariants:
@@ -280,7 +280,7 @@ def _validate_subresources(out: list[StatusCause], sub: Any, path: str) -> None:
 
 
 def default_crd(crd: dict[str, Any]) -> None:
-    """Apply kube's CRD defaults in place (R-1): singular, listKind, conversion, storedVersions."""
+    """Apply kube's CRD defaults in place: singular, listKind, conversion, storedVersions."""
     spec = crd.setdefault("spec", {})
     names = spec.setdefault("names", {})
     kind = names.get("kind")

@@ -1,8 +1,8 @@
 """Kubernetes error constructors with the exact wire messages real clients match on.
 
 Every failure the embedded server reports is an `ApiError` carrying a metav1.Status body built
-by `asyncop.api.status_body`; this module only knows the message formats (apiserver-semantics
-§7). Invariant: `details.kind` is the resource plural for NotFound/AlreadyExists/Conflict and
+by `asyncop.api.status_body`; this module only knows the message formats (docs/apiserver.md,
+"Status errors"). Invariant: `details.kind` is the resource plural for NotFound/AlreadyExists/Conflict and
 the Kind for Invalid, as the real server does.
 """
 

@@ -5,7 +5,7 @@
 of `GET /openapi/v2`, and `openapi_v2_proto(...)` the protobuf body kubectl and Helm ask for
 (`Content-Type: application/com.github.proto-openapi.spec.v2.v1.0+protobuf`).
 
-Invariants (kubectl-wire.md §2):
+Invariants (docs/apiserver.md, "OpenAPI for kubectl"):
 - every served kind has an item path whose `patch` operation carries
   `x-kubernetes-group-version-kind` and a `fieldValidation` query parameter, so kubectl
   leaves validation to the server (and sends `fieldValidation=Strict`);

@@ -18,7 +18,7 @@ Service, Job, CronJob, Role, ClusterRole, RoleBinding and ClusterRoleBinding wit
 (tables in `protobuf_schemas`). Any other kind raises `ProtobufError` (the server answers 415).
 
 No encoder: every client we serve (Helm, kubectl, client-go) accepts JSON responses to an
-`Accept: application/vnd.kubernetes.protobuf,application/json` request (helm-wire.md §2), so
+`Accept: application/vnd.kubernetes.protobuf,application/json` request (docs/apiserver.md, "What Helm sends"), so
 responses are always JSON.
 """
 

@@ -1,6 +1,6 @@
 """The watch endpoint: chunked JSON lines from a Watcher, with resume, bookmarks, timeouts.
 
-Start (apiserver-semantics §6.3): resourceVersion unset/"0" → synthetic ADDED for current
+Start (docs/apiserver.md, "Watch"): resourceVersion unset/"0" → synthetic ADDED for current
 objects; N → replay history after N (410 ERROR event if compacted, 504 ERROR if in the
 future); sendInitialEvents=true → ADDED for current objects then a BOOKMARK annotated
 `k8s.io/initial-events-end`. The watcher is registered in the same synchronous step that reads

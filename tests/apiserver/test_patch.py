@@ -247,7 +247,7 @@ def test_smp_service_ports_by_port_and_configmap_data() -> None:
 
 
 def test_smp_kubectl_client_side_apply_of_a_pod() -> None:
-    # the body kubectl 1.32 sends for a changed Pod (kubectl-wire.md §3.8)
+    # the body kubectl 1.32 sends for a changed Pod (docs/apiserver.md, "Client-side apply bodies")
     pod = {"kind": "Pod", "metadata": {"name": "p"}, "spec": {"containers": [
         {"name": "main", "image": "nginx:1.25", "ports": [{"containerPort": 80}]}]}}
     patch = {

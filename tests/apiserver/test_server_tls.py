@@ -1,5 +1,5 @@
 """HTTPS mode with a bearer token: kubectl and both Python clients authenticate; requests
-without the token get 401 (apiserver-semantics A-2)."""
+without the token get 401 (docs/apiserver.md, "HTTPS and tokens")."""
 
 from __future__ import annotations
 

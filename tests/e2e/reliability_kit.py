@@ -1,4 +1,4 @@
-"""Helpers for the reliability tests (SPEC §9): a world of the six bundled operators under trouble.
+"""Helpers for the reliability tests: a world of the six bundled operators under trouble.
 
 `World` is an embedded ApiServer (simulators on, FakeClock) with every bundled CRD, a Client,
 and a `Ledger` that follows the server's own event stream (the in-process subscription, which

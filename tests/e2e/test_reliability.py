@@ -1,4 +1,4 @@
-"""SPEC §9 end to end: the six bundled operators converge, level-triggered, under trouble.
+"""Reliability end to end: the six bundled operators converge, level-triggered, under trouble.
 
 Each test runs every bundled controller in a Manager against an embedded ApiServer on a
 FakeClock, creates a mix of objects (the samples and more), makes trouble while they

@@ -24,7 +24,7 @@ def deployment(name: str, replicas: int, image: str = "nginx:1.27") -> dict[str,
 
 
 def kstatus_current(d: dict[str, Any]) -> bool:
-    """Helm's kstatus rules for a Deployment (helm-wire.md §7)."""
+    """Helm's kstatus rules for a Deployment (docs/apiserver.md, "What Helm sends")."""
     spec, status = d["spec"], d.get("status") or {}
     want = spec.get("replicas", 1)
     conds = {c["type"]: c for c in status.get("conditions") or ()}
