@@ -1,4 +1,5 @@
-"""Work queue micro-benchmark (bench/README.md, "Work queue and typed access"): add -> get -> done throughput.
+"""Work queue micro-benchmark: add -> get -> done throughput (bench/README.md, "Work queue
+and typed access").
 
 For each worker count, N distinct keys are added, and `workers` coroutines get and done them
 until the queue is empty; prints one JSON line per case. Runs on the RealClock, with and

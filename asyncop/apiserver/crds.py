@@ -1,8 +1,8 @@
 """CustomResourceDefinitions (apiextensions.k8s.io/v1): validation, defaults, served types.
 
 `validate_crd(crd)` returns the kube-style causes that make a CRD invalid (422);
-`default_crd(crd)` applies the server-side defaults (docs/apiserver.md, "CRD defaults") in place; `resource_types(crd)`
-describes every served version as an immutable `ResourceType`.
+`default_crd(crd)` applies the server-side defaults (docs/apiserver.md, "CRD defaults") in
+place; `resource_types(crd)` describes every served version as an immutable `ResourceType`.
 
 Invariants:
 - causes carry kube's field paths (`spec.versions[0].schema.openAPIV3Schema.properties[spec]

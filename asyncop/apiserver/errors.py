@@ -2,8 +2,8 @@
 
 Every failure the embedded server reports is an `ApiError` carrying a metav1.Status body built
 by `asyncop.api.status_body`; this module only knows the message formats (docs/apiserver.md,
-"Status errors"). Invariant: `details.kind` is the resource plural for NotFound/AlreadyExists/Conflict and
-the Kind for Invalid, as the real server does.
+"Status errors"). Invariant: `details.kind` is the resource plural for NotFound,
+AlreadyExists and Conflict, and the Kind for Invalid, as the real server does.
 """
 
 from __future__ import annotations

@@ -18,8 +18,8 @@ Service, Job, CronJob, Role, ClusterRole, RoleBinding and ClusterRoleBinding wit
 (tables in `protobuf_schemas`). Any other kind raises `ProtobufError` (the server answers 415).
 
 No encoder: every client we serve (Helm, kubectl, client-go) accepts JSON responses to an
-`Accept: application/vnd.kubernetes.protobuf,application/json` request (docs/apiserver.md, "What Helm sends"), so
-responses are always JSON.
+`Accept: application/vnd.kubernetes.protobuf,application/json` request (docs/apiserver.md,
+"What Helm sends"), so responses are always JSON.
 """
 
 from __future__ import annotations

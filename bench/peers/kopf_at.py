@@ -1,4 +1,5 @@
-"""The At logic of asyncop's `at` controller (asyncop/controllers/at.py) written for kopf: the benchmark peer.
+"""The At logic of asyncop's `at` controller (asyncop/controllers/at.py) written for kopf:
+the benchmark peer.
 
 Run with `kopf run --standalone -A bench/peers/kopf_at.py` (KUBECONFIG set; `--quiet` for
 WARNING-level logs). Written the way kopf's documentation writes operators and tuned the way
