@@ -1,8 +1,9 @@
 """Helm v4 (helm-python-sdk) on the simulated cluster: a pre-install Job hook, then a wait.
 
 Without a Job controller Helm's default install fails on the hook (docs/apiserver.md, "What
-Helm sends"); with the simulators the hook Job completes, Helm deletes it (hook-succeeded) and the watcher wait sees
-the Deployment Current. Helm runs in a subprocess so the server keeps serving on this loop.
+Helm sends"); with the simulators the hook Job completes, Helm deletes it (hook-succeeded)
+and the watcher wait sees the Deployment Current. Helm runs in a subprocess so the server
+keeps serving on this loop.
 """
 
 from __future__ import annotations
