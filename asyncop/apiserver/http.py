@@ -16,7 +16,7 @@ import yaml
 from aiohttp import web
 
 from asyncop.api import ApiError
-from asyncop.apiserver import errors, extensions
+from asyncop.apiserver import bodylimits, errors, extensions
 from asyncop.apiserver.resources import ResourceType
 
 JSON_CT = "application/json"
@@ -97,31 +97,41 @@ async def read_body(request: web.Request, *, allow_yaml: bool = False) -> Any:
 
 
 def decode_body(raw: bytes, content_type: str, *, allow_yaml: bool = False) -> Any:
+    """The decoded body; a 400 Status for malformed or too deeply nested input (bodylimits)."""
     if content_type == "application/vnd.kubernetes.protobuf":
         try:
-            return extensions.protobuf_decode(raw)
+            value = extensions.protobuf_decode(raw)
         except extensions.ProtobufUnsupported as exc:
             raise errors.unsupported_media_type(
                 "application/json, application/yaml, application/vnd.kubernetes.protobuf"
             ) from exc
+        bodylimits.check_value(value)
+        return value
     if content_type in ("application/yaml", "application/apply-patch+yaml") or allow_yaml:
         try:
-            return orjson.loads(raw)
+            value = orjson.loads(raw)
         except orjson.JSONDecodeError:
+            bodylimits.check_yaml(raw)
             try:
                 return yaml.safe_load(raw)
             except yaml.YAMLError as exc:
                 raise errors.bad_request(f"error decoding YAML: {exc}") from exc
+        bodylimits.check_json(raw, value)
+        return value
     if content_type not in ("", "application/json", "application/json-patch+json",
                             "application/merge-patch+json",
                             "application/strategic-merge-patch+json", "*/*", "text/plain"):
         raise errors.unsupported_media_type(
             "application/json, application/yaml, application/vnd.kubernetes.protobuf")
     try:
-        return orjson.loads(raw)
+        value = orjson.loads(raw)
     except orjson.JSONDecodeError as exc:
+        if "depth limit exceeded" in str(exc):
+            raise bodylimits.too_deep() from exc
         raise errors.bad_request(
             f"couldn't get version/kind; json parse error: {exc}") from exc
+    bodylimits.check_json(raw, value)
+    return value
 
 
 def query_bool(request: web.Request, key: str) -> bool:
