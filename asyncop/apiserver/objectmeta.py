@@ -50,9 +50,10 @@ def validate_name(rt: ResourceType, name: str) -> list[StatusCause]:
     else:
         pattern, limit, msg = _SUBDOMAIN, 253, _SUBDOMAIN_MSG
     causes: list[StatusCause] = []
-    if len(name) > limit:
-        causes.append(cause("metadata.name", "FieldValueTooLong",
-                            f"Too long: may not be more than {limit} bytes"))
+    if len(name) > limit:  # apimachinery's MaxLenError, reported through field.Invalid
+        causes.append(cause("metadata.name", "FieldValueInvalid",
+                            f"Invalid value: {quote(name)}: must be no more than {limit} "
+                            "characters"))
     if not pattern.match(name):
         causes.append(cause("metadata.name", "FieldValueInvalid",
                             f"Invalid value: {quote(name)}: {msg}"))

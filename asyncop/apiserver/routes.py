@@ -24,6 +24,7 @@ from asyncop.apiserver.http import (
     query_bool,
     read_body,
 )
+from asyncop.apiserver.rbac import Authorizer
 from asyncop.apiserver.registry import CRD_GR
 from asyncop.apiserver.requestmetrics import RequestMetrics
 from asyncop.apiserver.resources import ResourceType
@@ -53,9 +54,11 @@ UNSUPPORTED_SUBRESOURCES = frozenset({
 class Router:
     def __init__(self, *, store: Store, clock: Clock, faults: Faults, version: tuple[str, str],
                  bookmark_interval: float, address: str, token: str | None = None,
-                 metrics: RequestMetrics | None = None) -> None:
+                 metrics: RequestMetrics | None = None,
+                 authorizer: Authorizer | None = None) -> None:
         self.store = store
         self.token = token
+        self.authorizer = authorizer
         self.clock = clock
         self.faults = faults
         self.version = version
@@ -67,7 +70,10 @@ class Router:
 
     async def handle(self, request: web.Request) -> web.StreamResponse:
         try:
-            check_token(request.path, request.headers.get("Authorization", ""), self.token)
+            if self.authorizer is None:
+                check_token(request.path, request.headers.get("Authorization", ""), self.token)
+            else:
+                self.authorizer.authenticate(request)
             response = await self._dispatch(request)
         except ApiError as err:
             response = error_response(err)
@@ -92,11 +98,17 @@ class Router:
         if parts and parts[0] in ("api", "apis"):
             target, prefix_only = self._parse(parts)
             if target is None:
+                if self.authorizer is not None:
+                    self.authorizer.check_path(request, path)
                 return await self._discovery(request, parts, prefix_only)
             verb = _verb(method, target, request)
+            if self.authorizer is not None:
+                self.authorizer.check(request, verb, target)
             request[_COUNTED] = (verb, target)
             await self._faults(verb, request.path)
             return await self._resource(request, target, verb)
+        if self.authorizer is not None:
+            self.authorizer.check_path(request, path)
         if method != "GET":
             raise errors.method_not_allowed() if path in (
                 "/version", "/healthz", "/livez", "/readyz") else errors.path_not_found()
