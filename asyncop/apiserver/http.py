@@ -8,6 +8,7 @@ this layer as a metav1.Status body with the ApiError's code.
 
 from __future__ import annotations
 
+import unicodedata
 from dataclasses import dataclass
 from typing import Any
 
@@ -48,6 +49,11 @@ def json_response(obj: Any, *, status: int = 200, warnings: list[str] | None = N
 
 
 def _escape(text: str) -> str:
+    """Warning text as a quoted header value: control characters (a field name in an
+    "unknown field" warning may hold a newline) become spaces, as kube's warning recorder
+    does, so the header can be written at all."""
+    text = "".join(" " if unicodedata.category(c) == "Cc" else c for c in text) \
+        if not text.isprintable() else text
     return text.replace("\\", "\\\\").replace('"', '\\"')
 
 

@@ -4,11 +4,14 @@ nesting), malformed protobuf and non-JSON bodies."""
 
 from __future__ import annotations
 
+import asyncio
+
 import aiohttp
 
 from asyncop.apiserver import ApiServer, bodylimits
 from asyncop.apiserver.http import TABLE_CT
 from tests.apiserver import httpkit
+from tests.apiserver.crdkit import CRDS, WIDGET_CRD, WIDGETS, widget
 from tests.apiserver.httpkit import call
 
 CM = "/api/v1/namespaces/default/configmaps"
@@ -144,3 +147,88 @@ def test_depth_is_counted_without_recursion() -> None:
     assert bodylimits.depth(value, limit=10**6) == 100_001
     assert bodylimits.depth({"a": [1, {"b": {}}], "c": 2}) == 4
     assert bodylimits.depth("scalar") == 0
+
+
+async def test_a_warning_about_a_field_name_with_a_newline_is_still_sent(
+        apiserver_no_sim: ApiServer, http: aiohttp.ClientSession) -> None:
+    """Regression (found by test_fuzz): a custom resource's unknown (pruned) field named
+    "bad\\nfield" put a newline into the Warning header; aiohttp refused to write it after
+    the object was stored, so the client saw a dropped connection for a create that had
+    happened."""
+    base = apiserver_no_sim.url
+    code, _ = await call(http, "POST", base + CRDS, json=WIDGET_CRD)
+    assert code == 201
+    body = widget("w")
+    body["spec"]["bad\nfield\r"] = 1
+    for _ in range(100):
+        async with http.post(base + WIDGETS, json=body) as r:
+            if r.status != 404:  # the CRD is served
+                break
+        await asyncio.sleep(0.05)
+    assert r.status == 201
+    assert r.headers.getall("Warning") == ['299 - "unknown field \\"spec.bad field \\""']
+    code, got = await call(http, "GET", f"{base}{WIDGETS}/w")
+    assert code == 200 and got["spec"] == {"size": 1}
+
+
+DEPLOY = "/apis/apps/v1/namespaces/default/deployments"
+PODS = "/api/v1/namespaces/default/pods"
+MERGE = {"Content-Type": "application/merge-patch+json"}
+
+
+def _deployment() -> dict[str, object]:
+    return {"metadata": {"name": "d"}, "spec": {
+        "selector": {"matchLabels": {"a": "b"}},
+        "template": {"metadata": {"labels": {"a": "b"}},
+                     "spec": {"containers": [{"name": "c", "image": "x"}]}}}}
+
+
+async def test_wrong_json_types_in_built_in_objects_are_4xx_and_change_nothing(
+        apiserver_no_sim: ApiServer, http: aiohttp.ClientSession) -> None:
+    """Regressions (found by test_fuzz): the built-in defaults and validation assumed the
+    types of spec.template, selectors, containers, Service ports, an Event's involvedObject
+    and metadata lists, and answered 500 (AttributeError/TypeError) for others."""
+    base = apiserver_no_sim.url
+    code, _ = await call(http, "POST", base + DEPLOY, json=_deployment())
+    assert code == 201
+    code, _ = await call(http, "POST", base + PODS, json={
+        "metadata": {"name": "p"}, "spec": {"containers": [{"name": "c", "image": "x"}]}})
+    assert code == 201
+    code, _ = await call(http, "POST", base + "/api/v1/namespaces/default/events", json={
+        "metadata": {"name": "e"}, "involvedObject": {"kind": "Pod", "name": "p"}})
+    assert code == 201
+    before = {path: (await call(http, "GET", base + path))[1]
+              for path in (f"{DEPLOY}/d", f"{PODS}/p", "/api/v1/namespaces/default/events/e")}
+    patches: list[tuple[str, object, int, str]] = [
+        (f"{DEPLOY}/d", {"spec": {"template": [None]}}, 422, "spec.template.metadata.labels"),
+        (f"{DEPLOY}/d", {"spec": {"template": 1}}, 422, "spec.template.metadata.labels"),
+        (f"{DEPLOY}/d", {"spec": {"selector": {"matchLabels": [["x"]]}}}, 422, "spec.selector"),
+        (f"{DEPLOY}/d", {"spec": {"selector": {"matchExpressions": [
+            {"key": ["k"], "operator": "In", "values": 5}]}}}, 422, "spec.selector"),
+        (f"{PODS}/p", {"spec": {"containers": 1}}, 422, "spec.containers"),
+        ("/api/v1/namespaces/default/events/e", {"involvedObject": [1]}, 0, ""),
+        (f"{DEPLOY}/d", {"metadata": {"finalizers": True}}, 400, ""),
+        (f"{DEPLOY}/d", {"metadata": {"ownerReferences": [1]}}, 400, ""),
+    ]
+    for path, patch, want, field in patches:
+        code, body = await call(http, "PATCH", base + path, json=patch, headers=MERGE)
+        assert code < 500 and body["kind"] in ("Status", "Deployment", "Pod", "Event"), body
+        if want:
+            assert code == want, (patch, body)
+            code, after = await call(http, "GET", base + path)
+            assert after == before[path], patch
+        if field:
+            assert field in [c["field"] for c in body["details"]["causes"]], body
+    code, body = await call(http, "PATCH", base + f"{DEPLOY}/d", headers=MERGE,
+                            json={"metadata": {"finalizers": True}})
+    assert body["message"] == (
+        'Deployment in version "v1" cannot be handled as a Deployment: json: cannot unmarshal '
+        "bool into Go struct field ObjectMeta.metadata.finalizers of type []string")
+    code, body = await call(http, "POST", base + "/api/v1/namespaces/default/services", json={
+        "metadata": {"name": "s"}, "spec": {"ports": True}})
+    assert code < 500, body
+    code, body = await call(http, "POST", base + DEPLOY,
+                            json={**_deployment(), "metadata": {"name": 5}})
+    assert (code, body["message"]) == (400, (
+        'Deployment in version "v1" cannot be handled as a Deployment: json: cannot unmarshal '
+        "number into Go struct field ObjectMeta.metadata.name of type string"))
