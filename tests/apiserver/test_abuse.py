@@ -177,26 +177,31 @@ async def test_huge_selectors(apiserver_no_sim: ApiServer, http: aiohttp.ClientS
     labels = {f"k{i}": "v" for i in range(300)}
     code, _ = await call(http, "POST", url, json={"metadata": {"name": "l", "labels": labels}})
     assert code == 201
-    async with probing(server, "huge selectors", capsys):
-        many = ",".join(f"k{i % 300}=v" for i in range(20_000))  # ~170 KB of URL
-        code, listed = await call(http, "GET", url, params={"labelSelector": many})
-        assert code == 200 and [o["metadata"]["name"] for o in listed["items"]] == ["l"]
-        code, listed = await call(http, "GET", url, params={"labelSelector": many + ",z=1"})
-        assert code == 200 and listed["items"] == []
-        code, body = await call(http, "GET", url, params={"labelSelector": "(" * 50_000})
-        assert (code, body["reason"]) == (400, "BadRequest")
-        assert body["message"].startswith('unable to parse requirement: invalid label key "(((')
-        name = "n" * 200_000
-        code, listed = await call(http, "GET", url,
-                                  params={"fieldSelector": f"metadata.name={name}"})
-        assert code == 200 and listed["items"] == []
-        code, body = await call(http, "GET", url, params={"fieldSelector": "spec.x=" + name})
-        assert (code, body["reason"]) == (400, "BadRequest")
-        assert body["message"] == "field label not supported: spec.x"
-        async with http.get(url, params={"labelSelector": "a" * MAX_HEADER_BYTES}) as r:
-            assert r.status == 400  # beyond MAX_HEADER_BYTES: aiohttp's plain answer
+    async with probing(server, "huge selectors (x3)", capsys):
+        for _ in range(3):
+            await _huge_selectors(http, url)
     code, _ = await call(http, "GET", url)
     assert code == 200
+
+
+async def _huge_selectors(http: aiohttp.ClientSession, url: str) -> None:
+    many = ",".join(f"k{i % 300}=v" for i in range(20_000))  # ~170 KB of URL
+    code, listed = await call(http, "GET", url, params={"labelSelector": many})
+    assert code == 200 and [o["metadata"]["name"] for o in listed["items"]] == ["l"]
+    code, listed = await call(http, "GET", url, params={"labelSelector": many + ",z=1"})
+    assert code == 200 and listed["items"] == []
+    code, body = await call(http, "GET", url, params={"labelSelector": "(" * 50_000})
+    assert (code, body["reason"]) == (400, "BadRequest")
+    assert body["message"].startswith('unable to parse requirement: invalid label key "(((')
+    name = "n" * 200_000
+    code, listed = await call(http, "GET", url,
+                              params={"fieldSelector": f"metadata.name={name}"})
+    assert code == 200 and listed["items"] == []
+    code, body = await call(http, "GET", url, params={"fieldSelector": "spec.x=" + name})
+    assert (code, body["reason"]) == (400, "BadRequest")
+    assert body["message"] == "field label not supported: spec.x"
+    async with http.get(url, params={"labelSelector": "a" * MAX_HEADER_BYTES}) as r:
+        assert r.status == 400  # beyond MAX_HEADER_BYTES: aiohttp's plain answer
 
 
 async def test_invalid_and_unicode_names_get_kube_dns1123_causes(
@@ -239,9 +244,10 @@ async def test_ten_thousand_item_lists_and_bodies(
     assert rt is not None
     for i in range(10_000):
         server.store.writer.create(rt, {"metadata": {"name": f"c{i}"}}, namespace="default")
-    async with probing(server, "LIST of 10,001 ConfigMaps, 10k-item bodies", capsys):
-        code, listed = await call(http, "GET", url)
-        assert code == 200 and len(listed["items"]) == 10_001
+    async with probing(server, "5 LISTs of 10,001 ConfigMaps, 10k-item bodies", capsys):
+        for _ in range(5):
+            code, listed = await call(http, "GET", url)
+            assert code == 200 and len(listed["items"]) == 10_001
         code, page = await call(http, "GET", url, params={"limit": "500"})
         assert len(page["items"]) == 500 and page["metadata"]["continue"]
         code, made = await call(http, "POST", url, json={
