@@ -1,7 +1,7 @@
 """Hypothesis fuzzing of the write path over real HTTP: random objects and random merge,
 strategic-merge, JSON and apply patches against a schema-rich CRD (structural schema,
 formats, enums, bounds, list-map keys, int-or-string, embedded and preserved fields, a CEL
-rule) and built-in kinds (Deployment, ConfigMap).
+rule) and built-in kinds (Deployment, Pod, Service, ConfigMap, Secret).
 
 Properties: no answer is a 5xx; every error is a metav1.Status; a rejected request leaves
 the stored object and its resourceVersion as they were; whatever is stored can be read back
@@ -68,6 +68,10 @@ CRD = {
 GADGETS = "/apis/fuzz.example.com/v1/namespaces/default/gadgets"
 DEPLOYMENTS = "/apis/apps/v1/namespaces/default/deployments"
 CONFIGMAPS = "/api/v1/namespaces/default/configmaps"
+PODS = "/api/v1/namespaces/default/pods"
+SERVICES = "/api/v1/namespaces/default/services"
+SECRETS = "/api/v1/namespaces/default/secrets"
+DATA_KINDS = (CONFIGMAPS, SECRETS)  # data, no spec, no status subresource
 
 
 class Server:
@@ -171,7 +175,14 @@ BASES = {GADGETS: gadget("base", {"size": 3, "color": "red", "ports": [{"name": 
                                   "tags": ["x"], "nested": {"deep": {"leaf": True}}}),
          DEPLOYMENTS: deployment("base"),
          CONFIGMAPS: {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "base"},
-                      "data": {"a": "b"}}}
+                      "data": {"a": "b"}},
+         PODS: {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "base"},
+                "spec": {"containers": [{"name": "c", "image": "x", "ports": [
+                    {"containerPort": 80, "protocol": "TCP"}]}]}},
+         SERVICES: {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "base"},
+                    "spec": {"ports": [{"port": 80, "name": "http"}], "selector": {"a": "b"}}},
+         SECRETS: {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "base"},
+                   "stringData": {"a": "b"}}}
 
 
 def ensure_base(srv: Server, collection: str) -> dict[str, Any]:
@@ -208,7 +219,7 @@ def test_fuzzed_creates_and_updates(server: Server) -> None:
 def run_creates_and_updates(server: Server, outcomes: Counter[int], collection: str,
                             spec: Any, extra: dict[str, Any]) -> None:
     body = {**extra, **BASES[collection], "metadata": {"name": "fuzzed"}}
-    body["spec" if collection != CONFIGMAPS else "data"] = spec
+    body["data" if collection in DATA_KINDS else "spec"] = spec
     code, answer = server.request("POST", collection, body)
     check_answer(code, answer)
     if code >= 400:
@@ -219,7 +230,7 @@ def run_creates_and_updates(server: Server, outcomes: Counter[int], collection: 
         assert code == 200
     before = ensure_base(server, collection)
     update = {**extra, **before}
-    update["spec" if collection != CONFIGMAPS else "data"] = spec
+    update["data" if collection in DATA_KINDS else "spec"] = spec
     code, answer = server.request("PUT", f"{collection}/base", update)
     check_answer(code, answer)
     outcomes[code // 100] += 1
@@ -249,7 +260,7 @@ def run_patches(server: Server, outcomes: Counter[tuple[str, int]], collection: 
         meta = merge.get("metadata")
         patch = {**merge, "apiVersion": before["apiVersion"], "kind": before["kind"],
                  "metadata": {**(meta if isinstance(meta, dict) else {}), "name": "base"}}
-    path = f"{collection}/base{sub if collection != CONFIGMAPS else ''}"
+    path = f"{collection}/base{sub if collection not in DATA_KINDS else ''}"
     query = "?fieldManager=fuzz" + ("&force=true" if force else "") \
         if patch_type == "application/apply-patch+yaml" else ""
     code, answer = server.request("PATCH", path + query, patch, patch_type)
