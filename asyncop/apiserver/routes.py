@@ -32,12 +32,14 @@ from asyncop.apiserver.routes_objects import ObjectRoutes
 from asyncop.apiserver.routes_watch import WatchRoutes
 from asyncop.apiserver.storage import Store
 from asyncop.apiserver.tlsmode import check_token
-from asyncop.clock import Clock
+from asyncop.clock import Clock, wait_for
 
 log = structlog.get_logger("asyncop.apiserver.http")
 
 MAX_REQUEST_BYTES = 3 * 1024 * 1024
 """kube-apiserver's limit on a request body (3 MiB); larger bodies are answered 413."""
+BODY_TIMEOUT = 60.0
+"""kube-apiserver's default request timeout (s): a body must have arrived within it (504)."""
 
 _COUNTED = web.RequestKey("asyncop.counted", tuple)
 """Request key holding (verb, Target) once a resource request is parsed (for the metrics)."""
@@ -55,8 +57,10 @@ class Router:
     def __init__(self, *, store: Store, clock: Clock, faults: Faults, version: tuple[str, str],
                  bookmark_interval: float, address: str, token: str | None = None,
                  metrics: RequestMetrics | None = None,
-                 authorizer: Authorizer | None = None) -> None:
+                 authorizer: Authorizer | None = None,
+                 body_timeout: float = BODY_TIMEOUT) -> None:
         self.store = store
+        self.body_timeout = body_timeout
         self.token = token
         self.authorizer = authorizer
         self.clock = clock
@@ -74,6 +78,8 @@ class Router:
                 check_token(request.path, request.headers.get("Authorization", ""), self.token)
             else:
                 self.authorizer.authenticate(request)
+            if request.body_exists and not request.content.is_eof():
+                await self._read_slow_body(request)
             response = await self._dispatch(request)
         except ApiError as err:
             response = error_response(err)
@@ -144,6 +150,17 @@ class Router:
                 raise errors.path_not_found()
             return json_response(doc)
         raise errors.path_not_found()
+
+    async def _read_slow_body(self, request: web.Request) -> None:
+        """A body still arriving after its headers: read it (aiohttp keeps it for the
+        handlers) within `body_timeout`, else 504 as kube's request timeout answers. A body
+        that came with its headers, the common case, never gets here."""
+        try:
+            await wait_for(self.clock, request.read(), self.body_timeout)
+        except TimeoutError:
+            raise ApiError(status_body(
+                504, "Timeout: request did not complete within the allotted timeout",
+                reason="Timeout", retry_after_seconds=0)) from None
 
     async def _faults(self, verb: str, path: str) -> None:
         seconds = self.faults.delay_for(verb, path)

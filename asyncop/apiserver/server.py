@@ -26,7 +26,7 @@ from asyncop.apiserver.bindpolicy import check_bind
 from asyncop.apiserver.faults import Faults
 from asyncop.apiserver.rbac import Authorizer
 from asyncop.apiserver.requestmetrics import RequestMetrics
-from asyncop.apiserver.routes import MAX_REQUEST_BYTES, Router
+from asyncop.apiserver.routes import BODY_TIMEOUT, MAX_REQUEST_BYTES, Router
 from asyncop.apiserver.storage import Store
 from asyncop.apiserver.tlsmode import Certificate, self_signed
 from asyncop.clock import Clock, RealClock
@@ -47,12 +47,14 @@ class ApiServer:
                  token: str | None = None, cert_dir: str | Path | None = None,
                  feature_gates: dict[str, bool] | None = None,
                  header_timeout: float = HEADER_TIMEOUT,
+                 body_timeout: float = BODY_TIMEOUT,
                  authorizer: Authorizer | None = None) -> None:
         """`tls=True` serves HTTPS with a generated self-signed certificate (in `cert_dir`,
         or a temporary directory); `token` requires `Authorization: Bearer <token>`;
         `feature_gates` switches gates on or off (ShardedListAndWatch is on by default);
         `header_timeout` closes a connection whose next request's headers have not all
         arrived that many seconds after it opened or after its last response (slowloris);
+        `body_timeout` answers 504 when a request's body has not all arrived in time;
         `authorizer` turns on RBAC (asyncop.apiserver.rbac: users by bearer token).
         A host other than a loopback address needs `tls=True` and a token or an authorizer
         (bindpolicy.InsecureBind otherwise)."""
@@ -60,6 +62,7 @@ class ApiServer:
         self.host = host
         self.authorizer = authorizer
         self.header_timeout = header_timeout
+        self.body_timeout = body_timeout
         self.tls = tls
         self.token = token
         self._cert_dir = Path(cert_dir) if cert_dir is not None else None
@@ -115,7 +118,8 @@ class ApiServer:
         router = Router(store=store, clock=self.clock, faults=self.faults,
                         version=self.version, bookmark_interval=self.bookmark_interval,
                         address=f"{self.host}:{port}", token=self.token,
-                        metrics=self.metrics, authorizer=self.authorizer)
+                        metrics=self.metrics, authorizer=self.authorizer,
+                        body_timeout=self.body_timeout)
         context = None
         if self.tls:
             if self._certificate is None:

@@ -130,6 +130,43 @@ async def test_slowloris_connections_are_closed_and_others_served(
         assert all(closed)
 
 
+async def test_a_body_trickled_after_its_headers_times_out_with_a_504(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """Complete headers, then a body a byte at a time: 504 Timeout once `body_timeout`
+    passes (kube's request timeout), nothing stored, everyone else served."""
+    async with ApiServer(simulators=False, body_timeout=0.5) as server:
+        body = b'{"metadata":{"name":"slow"}}' + b" " * 4096
+        head = (f"POST {CM} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                f"Content-Length: {len(body)}\r\n\r\n").encode()
+
+        async def slow_post() -> bytes:
+            reader, writer = await asyncio.open_connection("127.0.0.1", server.port)
+            writer.write(head)
+            answer = asyncio.create_task(reader.read(65536))
+            for byte in body:
+                if answer.done():
+                    break
+                with contextlib.suppress(ConnectionError):
+                    writer.write(bytes([byte]))
+                    await writer.drain()
+                await asyncio.sleep(0.01)
+            data = await answer
+            writer.close()
+            return data
+
+        async with probing(server, "10 slow bodies", capsys):
+            answers = await asyncio.gather(*(slow_post() for _ in range(10)))
+        for data in answers:
+            status_line, _, rest = data.partition(b"\r\n")
+            assert status_line == b"HTTP/1.1 504 Gateway Timeout", data[:200]
+            status = orjson.loads(rest.partition(b"\r\n\r\n")[2])
+            assert (status["reason"], status["message"]) == (
+                "Timeout", "Timeout: request did not complete within the allotted timeout")
+        async with aiohttp.ClientSession() as session:
+            code, _ = await call(session, "GET", f"{server.url}{CM}/slow")
+            assert code == 404
+
+
 async def test_a_watch_flood_is_served_and_the_server_stays_responsive(
         apiserver_no_sim: ApiServer, capsys: pytest.CaptureFixture[str]) -> None:
     server = apiserver_no_sim
