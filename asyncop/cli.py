@@ -179,6 +179,7 @@ def _fail(exc: UserError) -> int:
 
 # -- apiserver -----------------------------------------------------------------------------------
 def _run_apiserver(args: argparse.Namespace) -> int:
+    from asyncop.apiserver.bindpolicy import InsecureBind, check_bind
     from asyncop.apiserver.main import serve
 
     if args.crds and not Path(args.crds).is_dir():
@@ -188,6 +189,10 @@ def _run_apiserver(args: argparse.Namespace) -> int:
         raise UserError("--token must be printable text without spaces")
     if args.cert_dir and not args.tls:
         raise UserError("--cert-dir needs --tls")
+    try:
+        check_bind(args.host, tls=args.tls, authenticated=token is not None)
+    except InsecureBind as exc:
+        raise UserError(str(exc)) from None
     options = {"tls": args.tls, "token": token, "cert_dir": args.cert_dir}
     try:
         eventloop.run(serve(host=args.host, port=args.port, kubeconfig_out=args.kubeconfig_out,

@@ -372,3 +372,90 @@ def test_apiserver_option_mistakes(capsys: pytest.CaptureFixture[str]) -> None:
     assert capsys.readouterr().err.strip() == "asyncop: error: --cert-dir needs --tls"
     assert main(["apiserver", "--kubeconfig-out", "/tmp/x", "--token", "a b"]) == 2
     assert "--token must be printable text without spaces" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(("argv", "missing"), [
+    (["--host", "0.0.0.0"], "without --tls and --token"),
+    (["--host", ""], "all interfaces without --tls and --token"),
+    (["--host", "10.1.2.3", "--tls"], "10.1.2.3 without --token"),
+    (["--host", "192.168.0.9", "--token", "t"], "192.168.0.9 without --tls"),
+    (["--host", "example.com", "--token", "t"], "example.com without --tls"),
+])
+def test_apiserver_refuses_non_loopback_binds_without_tls_and_a_token(
+        argv: list[str], missing: str, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("ASYNCOP_APISERVER_TOKEN", raising=False)
+    assert main(["apiserver", "--kubeconfig-out", "/tmp/x", *argv]) == 2
+    line = one_error_line(capsys.readouterr().err)
+    assert "refusing to serve on non-loopback address" in line and missing in line
+
+
+def test_loopback_binds_are_always_allowed_and_the_embedded_server_checks_too() -> None:
+    from asyncop.apiserver.bindpolicy import InsecureBind, check_bind, is_loopback
+
+    for host in ("127.0.0.1", "127.8.9.10", "::1", "[::1]", "localhost"):
+        assert is_loopback(host)
+        check_bind(host, tls=False, authenticated=False)
+    for host in ("0.0.0.0", "::", "", "10.0.0.1", "host.example"):
+        assert not is_loopback(host)
+        check_bind(host, tls=True, authenticated=True)
+        with pytest.raises(InsecureBind):
+            ApiServer(host=host)
+        with pytest.raises(InsecureBind):
+            ApiServer(host=host, tls=True)
+    assert ApiServer(host="0.0.0.0", tls=True, token="t").host == "0.0.0.0"
+
+
+@pytest.mark.parametrize(("content", "expected"), [
+    (b"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: \"\xff\xfe\"}\n",
+     "cannot read {f}: not UTF-8 text (byte 49)"),
+    (b"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n---\n- a\n- list\n",
+     "{f}: document 2 is a list, not an object with apiVersion and kind"),
+    (b"just a string\n", "{f}: document 1 is a str, not an object with apiVersion and kind"),
+    (b"a: [unclosed\n", "cannot read {f}: while parsing a flow sequence"),
+    (b"a: " + b"[" * 3000 + b"]" * 3000 + b"\n", "cannot read {f}: "),
+])
+async def test_run_with_a_bad_manifest_is_one_line(
+    server: ApiServer, tmp_path: Path, capsys: pytest.CaptureFixture[str], content: bytes,
+    expected: str,
+) -> None:
+    """Regression: a manifest that is not UTF-8 ended `asyncop run` with a traceback."""
+    cfg = server.write_kubeconfig(tmp_path / "config")
+    manifest = tmp_path / "m.yaml"
+    manifest.write_bytes(content)
+    argv = ["run", "--kubeconfig", str(cfg), "--controllers", "podlogger", "--apply",
+            str(manifest)]
+    assert await amain(argv) == 2
+    line = one_error_line(capsys.readouterr().err)
+    assert line.startswith("asyncop: error: " + expected.format(f=manifest)), line
+
+
+async def test_run_with_an_unreadable_manifest_is_one_line(
+    server: ApiServer, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+) -> None:
+    cfg = server.write_kubeconfig(tmp_path / "config")
+    target = tmp_path / "gone.yaml"
+    (tmp_path / "link.yaml").symlink_to(target)
+    argv = ["run", "--kubeconfig", str(cfg), "--controllers", "podlogger", "--apply"]
+    assert await amain([*argv, str(tmp_path / "link.yaml")]) == 2
+    assert "no such file or directory" in one_error_line(capsys.readouterr().err)
+    (tmp_path / "dir.yaml").mkdir()
+    (tmp_path / "dir.yaml" / "inner.yaml").write_bytes(b"\x00\xff")
+    assert await amain([*argv, str(tmp_path / "dir.yaml")]) == 2
+    assert "cannot read" in one_error_line(capsys.readouterr().err)
+
+
+async def test_run_with_a_target_that_raises_on_import(
+    server: ApiServer, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+) -> None:
+    """The user's own traceback (only their frames) above ONE `asyncop: error:` line."""
+    cfg = server.write_kubeconfig(tmp_path / "config")
+    target = tmp_path / "boomop.py"
+    target.write_text('raise RuntimeError("boom at import")\n')
+    assert await amain(["run", str(target), "--kubeconfig", str(cfg)]) == 2
+    err = capsys.readouterr().err
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert [line for line in lines if line.startswith("asyncop: error: ")] == [lines[-1]]
+    assert lines[-1] == (f"asyncop: error: importing {target} failed: RuntimeError: boom at "
+                         "import (traceback above)")
+    assert "boomop.py\", line 1" in err and "asyncop/" not in err

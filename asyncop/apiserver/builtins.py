@@ -186,7 +186,7 @@ def _service(obj: dict[str, Any], old: dict[str, Any] | None) -> None:
         spec.setdefault("internalTrafficPolicy", "Cluster")
     if spec.get("type") in ("NodePort", "LoadBalancer"):
         spec.setdefault("externalTrafficPolicy", "Cluster")
-    for port in spec.get("ports") or []:
+    for port in _list(spec.get("ports")):
         if isinstance(port, dict):
             port.setdefault("protocol", "TCP")
             if "port" in port:

@@ -8,6 +8,7 @@ this layer as a metav1.Status body with the ApiError's code.
 
 from __future__ import annotations
 
+import unicodedata
 from dataclasses import dataclass
 from typing import Any
 
@@ -16,7 +17,7 @@ import yaml
 from aiohttp import web
 
 from asyncop.api import ApiError
-from asyncop.apiserver import errors, extensions
+from asyncop.apiserver import bodylimits, errors, extensions
 from asyncop.apiserver.resources import ResourceType
 
 JSON_CT = "application/json"
@@ -48,6 +49,11 @@ def json_response(obj: Any, *, status: int = 200, warnings: list[str] | None = N
 
 
 def _escape(text: str) -> str:
+    """Warning text as a quoted header value: control characters (a field name in an
+    "unknown field" warning may hold a newline) become spaces, as kube's warning recorder
+    does, so the header can be written at all."""
+    text = "".join(" " if unicodedata.category(c) == "Cc" else c for c in text) \
+        if not text.isprintable() else text
     return text.replace("\\", "\\\\").replace('"', '\\"')
 
 
@@ -97,31 +103,41 @@ async def read_body(request: web.Request, *, allow_yaml: bool = False) -> Any:
 
 
 def decode_body(raw: bytes, content_type: str, *, allow_yaml: bool = False) -> Any:
+    """The decoded body; a 400 Status for malformed or too deeply nested input (bodylimits)."""
     if content_type == "application/vnd.kubernetes.protobuf":
         try:
-            return extensions.protobuf_decode(raw)
+            value = extensions.protobuf_decode(raw)
         except extensions.ProtobufUnsupported as exc:
             raise errors.unsupported_media_type(
                 "application/json, application/yaml, application/vnd.kubernetes.protobuf"
             ) from exc
+        bodylimits.check_value(value)
+        return value
     if content_type in ("application/yaml", "application/apply-patch+yaml") or allow_yaml:
         try:
-            return orjson.loads(raw)
+            value = orjson.loads(raw)
         except orjson.JSONDecodeError:
+            bodylimits.check_yaml(raw)
             try:
                 return yaml.safe_load(raw)
             except yaml.YAMLError as exc:
                 raise errors.bad_request(f"error decoding YAML: {exc}") from exc
+        bodylimits.check_json(raw, value)
+        return value
     if content_type not in ("", "application/json", "application/json-patch+json",
                             "application/merge-patch+json",
                             "application/strategic-merge-patch+json", "*/*", "text/plain"):
         raise errors.unsupported_media_type(
             "application/json, application/yaml, application/vnd.kubernetes.protobuf")
     try:
-        return orjson.loads(raw)
+        value = orjson.loads(raw)
     except orjson.JSONDecodeError as exc:
+        if "depth limit exceeded" in str(exc):
+            raise bodylimits.too_deep() from exc
         raise errors.bad_request(
             f"couldn't get version/kind; json parse error: {exc}") from exc
+    bodylimits.check_json(raw, value)
+    return value
 
 
 def query_bool(request: web.Request, key: str) -> bool:

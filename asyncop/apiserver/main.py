@@ -18,6 +18,7 @@ from typing import Any
 import structlog
 import yaml
 
+from asyncop.apiserver.bindpolicy import InsecureBind, check_bind
 from asyncop.apiserver.registry import CRD_GR
 from asyncop.apiserver.server import ApiServer
 from asyncop.gcpolicy import GcPolicy
@@ -87,6 +88,10 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--crds")
     parser.add_argument("--no-simulators", action="store_true")
     args = parser.parse_args(argv)
+    try:
+        check_bind(args.host, tls=False, authenticated=False)
+    except InsecureBind as exc:
+        parser.error(str(exc))
     asyncio.run(serve(host=args.host, port=args.port, kubeconfig_out=args.kubeconfig_out,
                       crds_dir=args.crds, simulators=not args.no_simulators))
 

@@ -13,6 +13,7 @@ import re
 from typing import Any
 
 from asyncop.api import StatusCause
+from asyncop.apiserver import errors
 from asyncop.apiserver.errors import cause, quote
 from asyncop.apiserver.resources import ResourceType
 
@@ -50,13 +51,52 @@ def validate_name(rt: ResourceType, name: str) -> list[StatusCause]:
     else:
         pattern, limit, msg = _SUBDOMAIN, 253, _SUBDOMAIN_MSG
     causes: list[StatusCause] = []
-    if len(name) > limit:
-        causes.append(cause("metadata.name", "FieldValueTooLong",
-                            f"Too long: may not be more than {limit} bytes"))
+    if len(name) > limit:  # apimachinery's MaxLenError, reported through field.Invalid
+        causes.append(cause("metadata.name", "FieldValueInvalid",
+                            f"Invalid value: {quote(name)}: must be no more than {limit} "
+                            "characters"))
     if not pattern.match(name):
         causes.append(cause("metadata.name", "FieldValueInvalid",
                             f"Invalid value: {quote(name)}: {msg}"))
     return causes
+
+
+_GO_TYPES = {"name": "string", "generateName": "string", "namespace": "string",
+             "resourceVersion": "string", "uid": "types.UID", "finalizers": "[]string",
+             "ownerReferences": "[]v1.OwnerReference",
+             "managedFields": "[]v1.ManagedFieldsEntry"}
+
+
+def _json_type(value: Any) -> str:
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, int | float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    return "array" if isinstance(value, list) else "object"
+
+
+def check_field_types(rt: ResourceType, meta: dict[str, Any]) -> None:
+    """400 when a metadata field the server reads has the wrong JSON type, worded as kube's
+    typed decoder words it (`json: cannot unmarshal bool into Go struct field
+    ObjectMeta.metadata.finalizers of type []string`); elements of finalizers must be
+    strings and of ownerReferences objects."""
+    for field, go_type in _GO_TYPES.items():
+        value = meta.get(field)
+        if value is None:
+            continue
+        wanted = list if go_type.startswith("[]") else str
+        bad: Any = None if isinstance(value, wanted) else value
+        if bad is None and wanted is list:
+            element = str if field == "finalizers" else dict
+            bad = next((v for v in value if not isinstance(v, element)), None)
+            go_type = go_type[2:] if bad is not None else go_type
+        if bad is not None:
+            raise errors.bad_request(
+                f'{rt.kind} in version "{rt.version}" cannot be handled as a {rt.kind}: json: '
+                f"cannot unmarshal {_json_type(bad)} into Go struct field "
+                f"ObjectMeta.metadata.{field} of type {go_type}")
 
 
 def validate_metadata(meta: dict[str, Any]) -> list[StatusCause]:

@@ -24,6 +24,7 @@ from asyncop.apiserver.http import (
     query_bool,
     read_body,
 )
+from asyncop.apiserver.rbac import Authorizer
 from asyncop.apiserver.registry import CRD_GR
 from asyncop.apiserver.requestmetrics import RequestMetrics
 from asyncop.apiserver.resources import ResourceType
@@ -32,12 +33,14 @@ from asyncop.apiserver.routes_watch import WatchRoutes
 from asyncop.apiserver.storage import Store
 from asyncop.apiserver.tlsmode import check_token
 from asyncop.apiserver.webhooks.caller import Caller
-from asyncop.clock import Clock
+from asyncop.clock import Clock, wait_for
 
 log = structlog.get_logger("asyncop.apiserver.http")
 
 MAX_REQUEST_BYTES = 3 * 1024 * 1024
 """kube-apiserver's limit on a request body (3 MiB); larger bodies are answered 413."""
+BODY_TIMEOUT = 60.0
+"""kube-apiserver's default request timeout (s): a body must have arrived within it (504)."""
 
 _COUNTED = web.RequestKey("asyncop.counted", tuple)
 """Request key holding (verb, Target) once a resource request is parsed (for the metrics)."""
@@ -54,9 +57,13 @@ UNSUPPORTED_SUBRESOURCES = frozenset({
 class Router:
     def __init__(self, *, store: Store, clock: Clock, faults: Faults, version: tuple[str, str],
                  bookmark_interval: float, address: str, token: str | None = None,
-                 metrics: RequestMetrics | None = None) -> None:
+                 metrics: RequestMetrics | None = None,
+                 authorizer: Authorizer | None = None,
+                 body_timeout: float = BODY_TIMEOUT) -> None:
         self.store = store
+        self.body_timeout = body_timeout
         self.token = token
+        self.authorizer = authorizer
         self.clock = clock
         self.faults = faults
         self.version = version
@@ -74,7 +81,12 @@ class Router:
 
     async def handle(self, request: web.Request) -> web.StreamResponse:
         try:
-            check_token(request.path, request.headers.get("Authorization", ""), self.token)
+            if self.authorizer is None:
+                check_token(request.path, request.headers.get("Authorization", ""), self.token)
+            else:
+                self.authorizer.authenticate(request)
+            if request.body_exists and not request.content.is_eof():
+                await self._read_slow_body(request)
             response = await self._dispatch(request)
         except ApiError as err:
             response = error_response(err)
@@ -99,11 +111,17 @@ class Router:
         if parts and parts[0] in ("api", "apis"):
             target, prefix_only = self._parse(parts)
             if target is None:
+                if self.authorizer is not None:
+                    self.authorizer.check_path(request, path)
                 return await self._discovery(request, parts, prefix_only)
             verb = _verb(method, target, request)
+            if self.authorizer is not None:
+                self.authorizer.check(request, verb, target)
             request[_COUNTED] = (verb, target)
             await self._faults(verb, request.path)
             return await self._resource(request, target, verb)
+        if self.authorizer is not None:
+            self.authorizer.check_path(request, path)
         if method != "GET":
             raise errors.method_not_allowed() if path in (
                 "/version", "/healthz", "/livez", "/readyz") else errors.path_not_found()
@@ -139,6 +157,17 @@ class Router:
                 raise errors.path_not_found()
             return json_response(doc)
         raise errors.path_not_found()
+
+    async def _read_slow_body(self, request: web.Request) -> None:
+        """A body still arriving after its headers: read it (aiohttp keeps it for the
+        handlers) within `body_timeout`, else 504 as kube's request timeout answers. A body
+        that came with its headers, the common case, never gets here."""
+        try:
+            await wait_for(self.clock, request.read(), self.body_timeout)
+        except TimeoutError:
+            raise ApiError(status_body(
+                504, "Timeout: request did not complete within the allotted timeout",
+                reason="Timeout", retry_after_seconds=0)) from None
 
     async def _faults(self, verb: str, path: str) -> None:
         seconds = self.faults.delay_for(verb, path)

@@ -12,7 +12,7 @@ from typing import Any
 
 from aiohttp import web
 
-from asyncop.apiserver import errors, extensions, listing, paths, sharding
+from asyncop.apiserver import bodylimits, errors, extensions, listing, paths, sharding
 from asyncop.apiserver.http import (
     TABLE_CT,
     Target,
@@ -332,6 +332,7 @@ class ObjectRoutes:
                     raise errors.invalid(rt, doc["metadata"]["name"], [errors.cause(
                         "", "FieldValueTooMany", "Too many: the JSON patch has too many ops")])
                 result: Any = extensions.json_patch(doc, patch)
+                bodylimits.check_value(result)  # copy/move can nest an object in itself
             elif content_type == "application/merge-patch+json":
                 if not isinstance(patch, dict):
                     raise errors.bad_request("error decoding patch: the merge patch must be a "

@@ -4,7 +4,8 @@
 discovery, OpenAPI, CRUD, watch and subresources for built-in kinds and CRDs created at run
 time, and runs the cluster simulators when enabled. `restart()` rebinds the same port,
 keeping or dropping the store. Invariants: binds only to the requested host (127.0.0.1 by
-default); stop() closes every watch stream before the listener so clients see a clean end.
+default), and to a non-loopback one only with TLS and a token (bindpolicy); stop() closes
+every watch stream before the listener so clients see a clean end.
 """
 
 from __future__ import annotations
@@ -21,15 +22,22 @@ import structlog
 import yaml
 from aiohttp import web
 
+from asyncop.apiserver.bindpolicy import check_bind
 from asyncop.apiserver.faults import Faults
+from asyncop.apiserver.rbac import Authorizer
 from asyncop.apiserver.requestmetrics import RequestMetrics
-from asyncop.apiserver.routes import MAX_REQUEST_BYTES, Router
+from asyncop.apiserver.routes import BODY_TIMEOUT, MAX_REQUEST_BYTES, Router
 from asyncop.apiserver.storage import Store
 from asyncop.apiserver.tlsmode import self_signed
 from asyncop.certs import Certificate
 from asyncop.clock import Clock, RealClock
 
 log = structlog.get_logger("asyncop.apiserver")
+
+HEADER_TIMEOUT = 32.0
+"""kube-apiserver's ReadHeaderTimeout (seconds): a request's headers must arrive within it."""
+MAX_HEADER_BYTES = 1 << 20
+"""kube-apiserver's MaxHeaderBytes: the request line (URL, selectors) and each header field."""
 
 
 class ApiServer:
@@ -38,11 +46,24 @@ class ApiServer:
                  version: tuple[str, str] = ("1", "33"), bookmark_interval: float = 60.0,
                  watch_queue_size: int = 10_000, seed: int | None = None, tls: bool = False,
                  token: str | None = None, cert_dir: str | Path | None = None,
-                 feature_gates: dict[str, bool] | None = None) -> None:
+                 feature_gates: dict[str, bool] | None = None,
+                 header_timeout: float = HEADER_TIMEOUT,
+                 body_timeout: float = BODY_TIMEOUT,
+                 authorizer: Authorizer | None = None) -> None:
         """`tls=True` serves HTTPS with a generated self-signed certificate (in `cert_dir`,
         or a temporary directory); `token` requires `Authorization: Bearer <token>`;
-        `feature_gates` switches gates on or off (ShardedListAndWatch is on by default)."""
+        `feature_gates` switches gates on or off (ShardedListAndWatch is on by default);
+        `header_timeout` closes a connection whose next request's headers have not all
+        arrived that many seconds after it opened or after its last response (slowloris);
+        `body_timeout` answers 504 when a request's body has not all arrived in time;
+        `authorizer` turns on RBAC (asyncop.apiserver.rbac: users by bearer token).
+        A host other than a loopback address needs `tls=True` and a token or an authorizer
+        (bindpolicy.InsecureBind otherwise)."""
+        check_bind(host, tls=tls, authenticated=token is not None or authorizer is not None)
         self.host = host
+        self.authorizer = authorizer
+        self.header_timeout = header_timeout
+        self.body_timeout = body_timeout
         self.tls = tls
         self.token = token
         self._cert_dir = Path(cert_dir) if cert_dir is not None else None
@@ -99,7 +120,8 @@ class ApiServer:
         router = Router(store=store, clock=self.clock, faults=self.faults,
                         version=self.version, bookmark_interval=self.bookmark_interval,
                         address=f"{self.host}:{port}", token=self.token,
-                        metrics=self.metrics)
+                        metrics=self.metrics, authorizer=self.authorizer,
+                        body_timeout=self.body_timeout)
         context = None
         if self.tls:
             if self._certificate is None:
@@ -111,8 +133,13 @@ class ApiServer:
         app.router.add_route("*", "/{tail:.*}", router.handle)
         # handler_cancellation: a watch whose client went away ends at once (handlers never
         # await between validation and commit, so a cancelled write is all-or-nothing)
+        # keepalive_timeout: aiohttp closes a connection that has not delivered a complete
+        # request this long after it opened or after its last response, however many header
+        # bytes trickled in meanwhile (slowloris); long selectors fit in MAX_HEADER_BYTES
         runner = web.AppRunner(app, access_log=None, handle_signals=False,
-                               shutdown_timeout=0.5, handler_cancellation=True)
+                               shutdown_timeout=0.5, handler_cancellation=True,
+                               keepalive_timeout=self.header_timeout,
+                               max_line_size=MAX_HEADER_BYTES, max_field_size=MAX_HEADER_BYTES)
         await runner.setup()
         site = web.TCPSite(runner, self.host, port, reuse_address=True, ssl_context=context)
         try:

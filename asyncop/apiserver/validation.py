@@ -42,7 +42,7 @@ def validate(rt: ResourceType, obj: dict[str, Any], old: dict[str, Any] | None,
 
 
 def _pod(obj: dict[str, Any]) -> list[StatusCause]:
-    spec = obj.get("spec") or {}
+    spec = _dict(obj.get("spec"))
     containers = spec.get("containers")
     if not isinstance(containers, list) or not containers:
         return [cause("spec.containers", "FieldValueRequired", "Required value")]
@@ -80,8 +80,8 @@ _POD_UPDATE_MSG = (
 def _pod_update(obj: dict[str, Any], old: dict[str, Any]) -> list[StatusCause]:
     """Most of a pod's spec is immutable. Binding (setting `nodeName` once, which the
     scheduler does through pods/binding) is allowed here for the simulated scheduler."""
-    new_spec = dict(obj.get("spec") or {})
-    old_spec = dict(old.get("spec") or {})
+    new_spec = dict(_dict(obj.get("spec")))
+    old_spec = dict(_dict(old.get("spec")))
     for key in _POD_MUTABLE:
         new_spec.pop(key, None)
         old_spec.pop(key, None)
@@ -90,22 +90,35 @@ def _pod_update(obj: dict[str, Any], old: dict[str, Any]) -> list[StatusCause]:
         old_spec.pop("nodeName", None)
     for field in ("containers", "initContainers"):
         new_list = [dict(c, image=None) if isinstance(c, dict) else c
-                    for c in new_spec.get(field) or []]
+                    for c in _list(new_spec.get(field))]
         old_list = [dict(c, image=None) if isinstance(c, dict) else c
-                    for c in old_spec.get(field) or []]
+                    for c in _list(old_spec.get(field))]
         new_spec[field], old_spec[field] = new_list, old_list
     if new_spec != old_spec:
         return [cause("spec", "FieldValueForbidden", _POD_UPDATE_MSG)]
     return []
 
 
+def _dict(value: Any) -> dict[str, Any]:
+    """`value` if it is an object, else {} (a wrong type then fails the rule that reads it,
+    never the server: the fuzz tests send every type everywhere)."""
+    return value if isinstance(value, dict) else {}
+
+
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
 def _matches(selector: dict[str, Any], labels: dict[str, Any]) -> bool:
-    for key, value in (selector.get("matchLabels") or {}).items():
-        if labels.get(key) != value:
+    for label, value in _dict(selector.get("matchLabels")).items():
+        if labels.get(label) != value:
             return False
-    for expr in selector.get("matchExpressions") or []:
+    for expr in _list(selector.get("matchExpressions")):
+        expr = _dict(expr)
         key, op = expr.get("key"), expr.get("operator")
-        values = expr.get("values") or []
+        values = _list(expr.get("values"))
+        if not isinstance(key, str):
+            return False
         if op == "In" and labels.get(key) not in values:
             return False
         if op == "NotIn" and key in labels and labels.get(key) in values:
@@ -118,12 +131,12 @@ def _matches(selector: dict[str, Any], labels: dict[str, Any]) -> bool:
 
 
 def _workload(obj: dict[str, Any], old: dict[str, Any] | None) -> list[StatusCause]:
-    spec = obj.get("spec") or {}
+    spec = _dict(obj.get("spec"))
     selector = spec.get("selector")
     if not isinstance(selector, dict) or not (selector.get("matchLabels")
                                                or selector.get("matchExpressions")):
         return [cause("spec.selector", "FieldValueRequired", "Required value")]
-    labels = ((spec.get("template") or {}).get("metadata") or {}).get("labels") or {}
+    labels = _dict(_dict(_dict(spec.get("template")).get("metadata")).get("labels"))
     out: list[StatusCause] = []
     if not _matches(selector, labels):
         rendered = ", ".join(f'"{k}":"{v}"' for k, v in sorted(labels.items()))
@@ -186,7 +199,7 @@ def _event(obj: dict[str, Any]) -> list[StatusCause]:
                 out.append(cause(name, "FieldValueRequired", "Required value"))
         return out
     namespace = (obj.get("metadata") or {}).get("namespace") or ""
-    involved = obj.get("involvedObject") or {}
+    involved = _dict(obj.get("involvedObject"))
     involved_ns = involved.get("namespace") or ""
     if involved_ns and involved_ns != namespace:
         return [cause("involvedObject.namespace", "FieldValueInvalid",

@@ -27,6 +27,7 @@ from asyncop.apiserver import (
     validation,
 )
 from asyncop.apiserver.objectmeta import (
+    check_field_types,
     generate_name,
     restore_server_fields,
     spec_changed,
@@ -166,6 +167,7 @@ class Writer:
         if eventsv1.is_events_v1(rt):
             obj = eventsv1.to_core(obj)
         meta = _meta(obj)
+        check_field_types(rt, meta)
         return obj, meta, self._namespace_for(rt, meta, namespace)
 
     def check_type(self, rt: ResourceType, obj: dict[str, Any]) -> None:

@@ -263,10 +263,17 @@ def load_manifests(path: Path) -> list[RawObject]:
             loaded = list(yaml.safe_load_all(file.read_text(encoding="utf-8")))
         except (OSError, yaml.YAMLError) as exc:
             raise UserError(f"cannot read {file}: {str(exc).splitlines()[0]}") from None
-        for doc in loaded:
+        except UnicodeDecodeError as exc:
+            raise UserError(f"cannot read {file}: not UTF-8 text (byte {exc.start})") from None
+        except RecursionError:
+            raise UserError(f"cannot read {file}: YAML nested too deeply") from None
+        for number, doc in enumerate(loaded, 1):
             if not doc:
                 continue
-            if not isinstance(doc, dict) or "kind" not in doc or "apiVersion" not in doc:
+            if not isinstance(doc, dict):
+                raise UserError(f"{file}: document {number} is a {type(doc).__name__}, not an "
+                                "object with apiVersion and kind")
+            if "kind" not in doc or "apiVersion" not in doc:
                 raise UserError(f"{file}: a document without apiVersion/kind")
             if doc["kind"] == "List":
                 docs.extend(doc.get("items") or [])

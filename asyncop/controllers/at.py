@@ -156,7 +156,7 @@ AT = At.KIND
 
 RBAC_RULES: tuple[PolicyRule, ...] = (
     PolicyRule((AT.group,), (AT.plural,), ("get", "list", "watch")),
-    PolicyRule((AT.group,), (f"{AT.plural}/status",), ("get", "update", "patch")),
+    PolicyRule((AT.group,), (f"{AT.plural}/status",), ("update",)),
     PolicyRule(("",), ("pods",), ("get", "list", "watch", "create", "update")),
     *EVENTS_RULES,
 )

@@ -112,13 +112,12 @@ DEFAULT_IMAGES = {"mysql": "mysql:8.4", "tomcat": "tomcat:10"}
 
 RBAC_RULES: tuple[PolicyRule, ...] = (
     PolicyRule((CRDKIND.group,), (CRDKIND.plural,), ("get", "list", "watch")),
-    PolicyRule((CRDKIND.group,), (f"{CRDKIND.plural}/status",), ("get", "update", "patch")),
+    PolicyRule((CRDKIND.group,), (f"{CRDKIND.plural}/status",), ("update",)),
     PolicyRule(
         ("apps",), ("deployments",),
-        ("get", "list", "watch", "create", "update", "patch", "delete"),
+        ("get", "list", "watch", "create", "update", "delete"),
     ),
-    PolicyRule(("",), ("services",), ("get", "list", "watch", "create", "update", "patch",
-                                      "delete")),
+    PolicyRule(("",), ("services",), ("get", "list", "watch", "create", "update", "delete")),
     *EVENTS_RULES,
 )
 

@@ -95,10 +95,10 @@ MESSAGE_SYNCED = "Foo synced successfully"
 
 RBAC_RULES: tuple[PolicyRule, ...] = (
     PolicyRule((FOO.group,), (FOO.plural,), ("get", "list", "watch")),
-    PolicyRule((FOO.group,), (f"{FOO.plural}/status",), ("get", "update", "patch")),
+    PolicyRule((FOO.group,), (f"{FOO.plural}/status",), ("update",)),
     PolicyRule(
         ("apps",), ("deployments",),
-        ("get", "list", "watch", "create", "update", "patch", "delete"),
+        ("get", "list", "watch", "create", "update", "delete"),
     ),
     *EVENTS_RULES,
 )

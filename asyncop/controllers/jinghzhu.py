@@ -105,7 +105,7 @@ MSG_IN = "Scaling In"
 
 RBAC_RULES: tuple[PolicyRule, ...] = (
     PolicyRule((JINGHZHU.group,), (JINGHZHU.plural,), ("get", "list", "watch")),
-    PolicyRule((JINGHZHU.group,), (f"{JINGHZHU.plural}/status",), ("get", "update", "patch")),
+    PolicyRule((JINGHZHU.group,), (f"{JINGHZHU.plural}/status",), ("update",)),
     PolicyRule(("",), ("pods",), ("get", "list", "watch", "create", "delete")),
     *EVENTS_RULES,
 )

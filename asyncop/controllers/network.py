@@ -83,7 +83,7 @@ NETWORK = Network.KIND
 
 RBAC_RULES: tuple[PolicyRule, ...] = (
     PolicyRule((NETWORK.group,), (NETWORK.plural,), ("get", "list", "watch")),
-    PolicyRule((NETWORK.group,), (f"{NETWORK.plural}/status",), ("get", "update", "patch")),
+    PolicyRule((NETWORK.group,), (f"{NETWORK.plural}/status",), ("update",)),
     *EVENTS_RULES,
 )
 

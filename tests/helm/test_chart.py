@@ -240,3 +240,65 @@ def test_sharding_makes_every_replica_active_with_a_pdb() -> None:
     assert ("coordination.k8s.io", "leases", "list") in triples(lease_role["rules"])
     result = helm_python.lint(str(CHART), {"sharding": {"enabled": True}}, strict=True)
     assert result["errors"] == [], result
+
+
+POD_TEMPLATE_KINDS = ("Deployment", "StatefulSet", "DaemonSet", "ReplicaSet", "Job")
+CONFIGURATIONS: list[dict[str, Any]] = [
+    {},
+    {"sharding": {"enabled": True, "shards": 8}, "replicaCount": 3},
+    {"leaderElection": {"enabled": False}, "replicaCount": 1},
+    {"watchNamespaces": ["a", "b"], "controllers": ["at", "podlogger"]},
+    {"metrics": {"serviceMonitor": {"enabled": True}}, "podDisruptionBudget": {"enabled": True},
+     "rbac": {"create": False}, "nodeSelector": {"disk": "ssd"}},
+]
+
+
+def pod_specs(docs: list[dict[str, Any]]) -> list[tuple[str, dict[str, Any]]]:
+    """Every pod spec the chart renders: workload templates, CronJob templates, bare Pods."""
+    out = []
+    for doc in docs:
+        kind, name = doc["kind"], doc["metadata"]["name"]
+        if kind in POD_TEMPLATE_KINDS:
+            out.append((f"{kind}/{name}", doc["spec"]["template"]["spec"]))
+        elif kind == "CronJob":
+            out.append((f"{kind}/{name}", doc["spec"]["jobTemplate"]["spec"]["template"]["spec"]))
+        elif kind == "Pod":
+            out.append((f"{kind}/{name}", doc["spec"]))
+    return out
+
+
+@pytest.mark.parametrize("values", CONFIGURATIONS)
+def test_every_pod_template_is_restricted_in_every_configuration(values: dict[str, Any]) -> None:
+    found = pod_specs(render(values))
+    assert found  # the chart renders its operator pod in every configuration
+    for where, spec in found:
+        assert restricted_violations(spec) == [], where
+        assert spec.get("automountServiceAccountToken") is not False  # it talks to the API
+
+
+@pytest.mark.parametrize("override", [
+    {"securityContext": {"privileged": True}},
+    {"securityContext": {"allowPrivilegeEscalation": True}},
+    {"securityContext": {"readOnlyRootFilesystem": False}},
+    {"securityContext": {"capabilities": {"drop": ["NET_RAW"]}}},
+    {"securityContext": {"capabilities": {"drop": ["ALL"], "add": ["SYS_ADMIN"]}}},
+    {"securityContext": {"runAsUser": 0}},
+    {"podSecurityContext": {"runAsNonRoot": False}},
+    {"podSecurityContext": {"seccompProfile": {"type": "Unconfined"}}},
+    {"podSecurityContext": {"runAsUser": 0}},
+])
+def test_values_that_would_break_the_restricted_profile_are_refused(
+        override: dict[str, Any]) -> None:
+    """values.schema.json holds the profile: `helm install/lint` refuses such overrides."""
+    result = helm_python.lint(str(CHART), override, strict=True, namespace="ops")
+    assert result["errors"], override
+
+
+def test_the_image_runs_as_a_numeric_non_root_user() -> None:
+    """The Dockerfile's final stage runs as 65532 (what runAsUser/runAsNonRoot expect)."""
+    lines = (ROOT / "Dockerfile").read_text().splitlines()
+    final = lines[max(i for i, line in enumerate(lines) if line.startswith("FROM ")):]
+    users = [line.split()[1] for line in final if line.startswith("USER ")]
+    assert users == ["65532:65532"]
+    [pod] = [spec for _, spec in pod_specs(render())]
+    assert pod["securityContext"]["runAsUser"] == 65532
