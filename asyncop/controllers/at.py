@@ -69,7 +69,7 @@ FINALIZER = "cnat.programming-kubernetes.info/run-once"
 SUCCEEDED, FAILED = "Succeeded", "Failed"
 
 
-# RFC 3339 date-time (the seed's `YYYY-MM-DDTHH:MM:SSZ` is one case of it); an offset or Z
+# RFC 3339 date-time (the Go original's `YYYY-MM-DDTHH:MM:SSZ` is one case of it); an offset or Z
 # is required: a time without a zone is ambiguous and rejected.
 _RFC3339 = re.compile(
     r"^\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(\.\d{1,9})?([Zz]|[+-]\d{2}:\d{2})$"

@@ -13,7 +13,7 @@ Invariants:
 - At most `burst` pods are created or deleted per reconcile; the rest follow on requeue.
 - state: `Running` when the live workers match `desired` and all are Running; `Pending`
   while scaling or while workers start; `Failed` when the API server rejects the worker pod
-  (reported, not retried until the spec changes). `Succeeded` is kept for the seed's enum.
+  (reported, not retried until the spec changes). `Succeeded` is kept from the Go original's enum.
   message: "Scaling Out" / "Scaling In" for a reconcile that created / deleted workers,
   "Start to run replica set" otherwise; "Created but not processed yet" while a brand-new
   object waits for its first pods to appear in the cache.
@@ -68,7 +68,7 @@ class JinghzhuStatus(Model):
     pod_list: list[str] | None = None
     """Names of the live worker pods."""
     state: Literal["Pending", "Running", "Succeeded", "Failed"] | None = None
-    """Pending, Running, Succeeded or Failed, as in the seed."""
+    """Pending, Running, Succeeded or Failed, as in the Go original."""
     message: str | None = None
     """What the controller is doing (Scaling Out, Scaling In, ...)."""
     observed_generation: Int64 | None = None

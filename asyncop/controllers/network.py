@@ -8,7 +8,7 @@ usable, only containment is checked). The outcome is `status.conditions[Ready]` 
 `Valid`, `InvalidCIDR`, `InvalidGateway` or `GatewayOutsideCIDR`, and `observedGeneration`.
 
 Invariants: resync updates whose resourceVersion did not change are dropped before they
-reach the queue (like the seed); an invalid Network gets one Warning Event per change of
+reach the queue (like the Go original); an invalid Network gets one Warning Event per change of
 its verdict, never a retry loop.
 """
 
@@ -170,7 +170,7 @@ def _log_delete(obj: RawObject) -> bool:
     return True
 
 
-#: Logs each event the way the seed's handlers do; always lets it through.
+#: Logs each event the way the Go original's handlers do; always lets it through.
 log_events = Predicate("log_events", _log_add, _log_update, _log_delete)
 
 

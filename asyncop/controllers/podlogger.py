@@ -1,8 +1,8 @@
-"""podlogger: the seed's minimal controller — log every pod's add/update, and its deletion.
+"""podlogger: the minimal controller (the Go original's) — log every pod's add/update and deletion.
 
 Read-only. For a pod in the cache it logs "Sync/Add/Update for Pod" with `pod=<ns>/<name>`
 and its phase; for a key whose pod is gone, "Pod does not exist anymore" with the same field
-(the seed's `Pod <ns>/<name> does not exist anymore`). Resync updates with an unchanged
+(the original's `Pod <ns>/<name> does not exist anymore`). Resync updates with an unchanged
 resourceVersion are dropped. This is the smallest complete controller: read it first.
 """
 
