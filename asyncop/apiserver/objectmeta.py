@@ -1,6 +1,6 @@
 """Object metadata rules: name validation, generateName, server-owned fields, generation.
 
-Pure functions over raw dicts (apiserver-semantics §3). Invariants: uid, creationTimestamp,
+Pure functions over raw dicts (docs/apiserver.md, "Metadata"). Invariants: uid, creationTimestamp,
 generation, deletionTimestamp and deletionGracePeriodSeconds are server-owned (restored from
 the old object on update); generation moves only when something outside metadata (and
 status, for types with the status subresource) changes.

@@ -361,9 +361,9 @@ class Writer:
                preconditions: dict[str, Any] | None = None,
                grace_period_seconds: int | None = None,
                ctx: WriteContext | None = None) -> DeleteResult:
-        """Delete (or mark deleting). Bound pods terminate gracefully (X-4): the first DELETE
-        sets deletionTimestamp = now + grace and the kubelet (simulator) confirms with a
-        DELETE of grace 0; unbound pods and grace 0 go at once."""
+        """Delete (or mark deleting). Bound pods terminate gracefully (docs/apiserver.md,
+        "Deleting pods"): the first DELETE sets deletionTimestamp = now + grace and the kubelet
+        (simulator) confirms with a DELETE of grace 0; unbound pods and grace 0 go at once."""
         ctx = ctx or WriteContext()
         ns = (namespace or "") if rt.namespaced else ""
         old = self.store.raw_get(rt.gr, ns, name)
