@@ -139,8 +139,9 @@ class World:
             kind.group, kind.version, kind.plural)
         return found
 
-    def follow(self) -> None:
-        """(Re)subscribe the ledger to the current store's event stream."""
+    async def follow(self) -> None:
+        """(Re)subscribe the ledger to the current store's event stream, before returning
+        (the subscription starts at the generator's first step)."""
         if self._follower is not None:
             self._follower.cancel()
         store = self.server.store
@@ -149,6 +150,8 @@ class World:
             async for type_, rt, item in store.subscribe():
                 self.ledger.record(type_, rt.group, rt.plural, item)
         self._follower = asyncio.create_task(run(), name="soak-ledger")
+        for _ in range(3):
+            await asyncio.sleep(0)
 
     async def unfollow(self) -> None:
         if self._follower is not None:
@@ -378,7 +381,7 @@ async def soak(cfg: SoakConfig) -> dict[str, Any]:
             pacer = Pacer(clock, rate=cfg.rate)
             pacer.start()
             world = World(server, clock, ledger)
-            world.follow()
+            await world.follow()
             await world.install_crds(pacer)
             await pacer.sleep(1.0)
             tasks_before = len(asyncio.all_tasks())
@@ -395,7 +398,7 @@ async def soak(cfg: SoakConfig) -> dict[str, Any]:
             work = Workload(rng_work, world, cfg)
 
             async def wiped() -> None:
-                world.follow()
+                await world.follow()
                 await world.install_crds(pacer)
                 await work.reapply()
 
@@ -477,6 +480,7 @@ async def soak(cfg: SoakConfig) -> dict[str, Any]:
         "faults": dict(sorted(chaos.injected.items())), "faults_total": chaos.injected.total(),
         "http_faults_injected": injected_http,
         "objects_created": {p: ledger.created[p] for p in (*CUSTOM, *CHILDREN)},
+        "objects_at_end": {p: len(snap.of(p)) for p in (*CUSTOM, *CHILDREN, "events")},
         "changes": work.ops.total(), "reconciles": reconciles,
         "ats_run": ran, "ats_run_twice": sum(1 for n in ledger.at_pods.values() if n > 1),
         "ats_due_not_run": sum(1 for u in due_uids if ledger.at_pods[u] == 0),
@@ -486,13 +490,18 @@ async def soak(cfg: SoakConfig) -> dict[str, Any]:
                           "changes_measured": len(work.latencies),
                           "after_last_fault": converged_after},
         "rss_mb": {"first_third_max": round(max(s.rss_mb for s in samples[:third]), 1),
+                   "mid_third_max": round(max(s.rss_mb for s in samples[third:-third]
+                                              or samples), 1),
                    "last_third_max": round(max(s.rss_mb for s in samples[-third:]), 1)}
         if samples else {},
         "tasks": {"first_third_max": max(s.tasks for s in samples[:third]),
+                  "mid_third_max": max(s.tasks for s in samples[third:-third] or samples),
                   "last_third_max": max(s.tasks for s in samples[-third:]),
                   "before_replicas": tasks_before, "after_stop": tasks_after}
         if samples else {},
         "errors_logged": errors.errors.total(), "warnings_logged": errors.warnings.total(),
+        "errors_by_event": dict(errors.errors.most_common(5)),
+        "warnings_by_event": dict(errors.warnings.most_common(5)),
         "violations": violations[:30], "violation_count": len(violations),
         "ok": not violations,
     }
