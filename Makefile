@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run test lint generate bench install deploy docker-build helm-lint clean
+.PHONY: run test lint generate bench soak install deploy docker-build helm-lint clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -33,6 +33,12 @@ bench: $(STAMP)
 	$(BIN)/python bench/typed.py
 	$(BIN)/python bench/apiserver.py
 	$(BIN)/python bench/operator.py
+
+# The chaos soak (docs/soak.md): MINUTES of real time, SEED for the fault schedule and workload.
+MINUTES ?= 10
+SEED ?= 1
+soak: $(STAMP)
+	$(BIN)/python bench/soak.py --minutes $(MINUTES) --seed $(SEED)
 
 install: $(STAMP)
 	$(BIN)/asyncop crds | kubectl apply -f -

@@ -17,6 +17,11 @@ lists the group's Leases (one LIST, by label), computes the sticky balanced assi
 - a shard whose Lease it could not renew within `renew_deadline`, or sees held by another:
   lost — its work stops at once (`ShardScope.revoke`; controllers cancel in-flight reconciles).
 
+A shard Lease that vanishes while another replica holds it (deleted, or an API server
+restarted without state) stays held by our observation until `lease_duration` after its last
+change: its holder, unable to renew, works on until its renew deadline, so taking it sooner
+would let two replicas reconcile its keys at once.
+
 On `stop()`, every held shard is drained and released and the member Lease is deleted, so
 the others rebalance on their next round rather than after `lease_duration`. Invariant: this
 replica reconciles a key only while it holds the Lease of the key's shard (renewed within
@@ -78,6 +83,8 @@ class _Seen:
     lease: RawObject
     record: tuple[str, str]
     changed_at: float
+    gone: bool = False
+    """Deleted while held by another replica: held by our observation until it expires."""
 
 
 def member_lease_name(group: str, identity: str) -> str:
@@ -208,6 +215,14 @@ class ShardManager:
             old = self._seen.get(name)
             changed_at = old.changed_at if old is not None and old.record == record else now
             fresh[name] = _Seen(lease, record, changed_at)
+        shard_prefix = f"{self.config.name}-shard-"
+        for name, old in self._seen.items():
+            # A shard Lease deleted while another replica held it (a stateless API server
+            # restart, a `kubectl delete`): its holder may work on until its renew deadline,
+            # so it stays held, by our observation, until the lease duration has passed.
+            if (name not in fresh and name.startswith(shard_prefix) and old.record[0]
+                    and old.record[0] != self.identity and self._alive(old, now)):
+                fresh[name] = _Seen(old.lease, old.record, old.changed_at, gone=True)
         self._seen = fresh
 
     def _lease(self, name: str, role: str, holder: str, *, transitions: int = 0,
@@ -249,7 +264,7 @@ class ShardManager:
     async def _take_shard(self, shard: int, seen: _Seen | None) -> bool:
         name = shard_lease_name(self.config.name, shard)
         try:
-            if seen is None:
+            if seen is None or seen.gone:
                 stored = await self.client.create(
                     LEASE, self._lease(name, "shard", self.identity),  # type: ignore[arg-type]
                     namespace=self.config.namespace)

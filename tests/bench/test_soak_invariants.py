@@ -1,0 +1,189 @@
+"""The soak's invariant checkers fail when they must: each is fed a doctored world.
+
+A checker that cannot fail is a defect, so for every invariant of bench/soak_world.py there
+is a world that breaks it here (a duplicated or foreign child, a second pod for an At, a key
+in two replicas at once, growing RSS, an error logged without a cause), next to a world
+that satisfies it.
+"""
+
+from __future__ import annotations
+
+import copy
+from datetime import UTC, datetime
+from typing import Any
+
+import pytest
+import structlog
+from soak_run import ErrorLog
+from soak_world import (
+    Ledger,
+    Overlaps,
+    Sample,
+    Snapshot,
+    child_violations,
+    growth_violations,
+    ledger_violations,
+    percentile,
+    problems,
+)
+
+NOW = datetime(2026, 1, 1, 12, tzinfo=UTC)
+DUE = "2026-01-01T11:00:00Z"
+LATER = "2026-01-01T13:00:00Z"
+AT_GROUP = "cnat.programming-kubernetes.info"
+
+
+def meta(name: str, uid: str, *, owner: str | None = None, **extra: Any) -> dict[str, Any]:
+    out: dict[str, Any] = {"name": name, "namespace": "default", "uid": uid,
+                           "generation": 1, **extra}
+    if owner is not None:
+        out["ownerReferences"] = [{"uid": owner, "controller": True, "kind": "X", "name": "x"}]
+    return out
+
+
+def foo(name: str = "foo", uid: str = "foo-uid", replicas: int = 2) -> dict[str, Any]:
+    return {"metadata": meta(name, uid),
+            "spec": {"deploymentName": f"{name}-web", "replicas": replicas},
+            "status": {"availableReplicas": replicas, "observedGeneration": 1}}
+
+
+def deployment(name: str, owner: str, replicas: int = 2, uid: str = "") -> dict[str, Any]:
+    return {"metadata": meta(name, uid or f"{name}-uid", owner=owner),
+            "spec": {"replicas": replicas}}
+
+
+def at(name: str, uid: str, schedule: str, **status: Any) -> dict[str, Any]:
+    return {"metadata": meta(name, uid), "spec": {"schedule": schedule, "command": "true"},
+            "status": status}
+
+
+def pod(name: str, owner: str, uid: str = "") -> dict[str, Any]:
+    return {"metadata": meta(name, uid or f"{name}-uid", owner=owner),
+            "status": {"phase": "Succeeded"}}
+
+
+def done(name: str, uid: str) -> dict[str, Any]:
+    return at(name, uid, DUE, phase="DONE", result="Succeeded", observedGeneration=1)
+
+
+def world(**objects: list[dict[str, Any]]) -> Snapshot:
+    return Snapshot(dict(objects), NOW)
+
+
+def ledger_of(events: list[tuple[str, str, str, dict[str, Any]]]) -> Ledger:
+    ledger = Ledger(now=lambda: NOW)
+    for type_, group, plural, obj in events:
+        ledger.record(type_, group, plural, obj)
+    return ledger
+
+
+def test_a_converged_world_has_no_problem_and_no_child_violation() -> None:
+    snap = world(foos=[foo()], deployments=[deployment("foo-web", "foo-uid")],
+                 ats=[done("a", "a-uid")], pods=[pod("a-pod", "a-uid")])
+    ledger = ledger_of([("ADDED", AT_GROUP, "ats", done("a", "a-uid")),
+                        ("ADDED", "", "pods", pod("a-pod", "a-uid"))])
+    assert problems(snap) == {}
+    assert child_violations(snap, ledger) == []
+    assert ledger_violations(ledger) == []
+
+
+def test_a_duplicated_child_is_reported() -> None:
+    twin = deployment("foo-web", "foo-uid", uid="twin-uid")
+    snap = world(foos=[foo()], deployments=[deployment("foo-web", "foo-uid"), twin])
+    assert child_violations(snap, ledger_of([])) == ["foos foo: 2 children deployments/foo-web"]
+
+
+def test_a_foreign_and_an_orphaned_child_are_reported() -> None:
+    snap = world(foos=[foo()], deployments=[deployment("foo-web", "foo-uid"),
+                                            deployment("stranger", "foo-uid"),
+                                            deployment("left", "gone-uid")])
+    ledger = ledger_of([("ADDED", "samplecontroller.k8s.io", "foos",
+                         foo("old", "gone-uid"))])
+    assert child_violations(snap, ledger) == [
+        "foos foo: foreign child deployments/stranger",
+        "orphaned children of old: ['left']"]
+
+
+def test_an_at_run_twice_or_never_is_reported() -> None:
+    first, again = pod("a-pod", "a-uid", uid="p1"), pod("a-pod", "a-uid", uid="p2")
+    ledger = ledger_of([("ADDED", AT_GROUP, "ats", done("a", "a-uid")),
+                        ("ADDED", "", "pods", first), ("DELETED", "", "pods", first),
+                        ("ADDED", "", "pods", again),
+                        ("ADDED", AT_GROUP, "ats", at("b", "b-uid", DUE))])
+    assert ledger_violations(ledger) == ["at a (a-uid): 2 pods created"]
+    snap = world(ats=[done("a", "a-uid"), at("b", "b-uid", DUE)], pods=[again])
+    assert child_violations(snap, ledger) == [
+        "at a: 2 pods created, want exactly 1", "at b: 0 pods created, want exactly 1",
+        "at a (a-uid) DONE with 2 pods created"]
+    assert problems(snap) == {"ats/b": "{}"}
+
+
+def test_a_pod_before_its_schedule_is_reported() -> None:
+    ledger = ledger_of([("ADDED", AT_GROUP, "ats", at("c", "c-uid", LATER)),
+                        ("ADDED", "", "pods", pod("c-pod", "c-uid"))])
+    assert ledger_violations(ledger) == ["c-pod created before 2026-01-01T13:00:00+00:00"]
+
+
+def test_jinghzhu_workers_beyond_the_desired_are_reported() -> None:
+    jh = {"metadata": meta("jh", "jh-uid"), "spec": {"desired": 1}}
+    w1, w2 = (dict(pod(n, "jh-uid"), status={"phase": "Running"}) for n in ("w1", "w2"))
+    ledger = ledger_of([("ADDED", "jinghzhu.com", "jinghzhus", jh),
+                        ("ADDED", "", "pods", w1), ("ADDED", "", "pods", w2)])
+    assert ledger_violations(ledger) == [
+        "jinghzhu jh: 2 workers created, scale-ups only ask for 1",
+        "jinghzhu jh: 2 live workers at once, desired never above 1"]
+
+
+def test_the_poison_at_needs_its_message_and_its_event() -> None:
+    status = {"phase": "PENDING", "observedGeneration": 1,
+              "message": "schedule 'x' is not a time like 2019-04-12T10:12:00Z"}
+    poison = at("poison", "p-uid", "x", **status)
+    event = {"involvedObject": {"uid": "p-uid"}, "reason": "InvalidSchedule"}
+    assert problems(world(ats=[poison], events=[event])) == {}
+    assert list(problems(world(ats=[poison]))) == ["ats/poison"]
+
+
+def test_drift_from_the_latest_spec_is_a_problem() -> None:
+    snap = world(foos=[foo(replicas=3)], deployments=[deployment("foo-web", "foo-uid")])
+    assert problems(snap) == {"foos/foo": "deployment replicas 2"}
+
+
+def test_a_key_in_two_live_replicas_at_once_is_reported() -> None:
+    overlaps = Overlaps()
+    overlaps.enter("at/default/a", "r1")
+    overlaps.enter("at/default/b", "r2")
+    overlaps.leave("at/default/b", "r2")
+    assert overlaps.violations == []
+    overlaps.enter("at/default/a", "r2")
+    assert overlaps.violations == ["at/default/a reconciled by r2 while in ['r1']"]
+
+
+def test_a_dead_replica_no_longer_counts() -> None:
+    overlaps = Overlaps()
+    overlaps.enter("foo/default/x", "r1")
+    overlaps.dead.add("r1")  # cut off from the server: it can write nothing any more
+    overlaps.enter("foo/default/x", "r2")
+    assert overlaps.violations == []
+
+
+def test_growth_fails_and_a_plateau_passes() -> None:
+    plateau = [Sample(t, 100 + (t % 3), 400) for t in range(30)]
+    assert growth_violations(plateau) == []
+    leak = [Sample(t, 100 + 20 * t, 400 + 50 * t) for t in range(30)]
+    assert growth_violations(leak) == ["RSS grew 480 -> 680 MB", "tasks grew 1350 -> 1850"]
+
+
+def test_an_error_logged_without_a_cause_is_kept() -> None:
+    errors = ErrorLog()
+    for method, event in [("error", {"event": "reconcile failed", "error": "boom"}),
+                          ("error", {"event": "mystery", "key": "k"}),
+                          ("warning", {"event": "slow"})]:
+        with pytest.raises(structlog.DropEvent):
+            errors(None, method, copy.deepcopy(event))
+    assert errors.uncaused == ["mystery: ['event', 'key']"]
+    assert errors.errors.total() == 2 and errors.warnings.total() == 1
+
+
+def test_percentile() -> None:
+    assert percentile(range(1, 101), 0.99) == 99
+    assert percentile([], 0.5) == 0.0
