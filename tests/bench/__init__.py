@@ -1,0 +1,1 @@
+"""Tests of the benchmark and soak tooling in bench/."""
