@@ -57,7 +57,7 @@ from soak_world import (
 from asyncop.api import Kind
 from asyncop.api.kinds import CRD, DEPLOYMENT, EVENT, POD, SERVICE
 from asyncop.apiserver import ApiServer
-from asyncop.apiserver.resources import ResourceType
+from asyncop.apiserver.core.resources import ResourceType
 from asyncop.apiserver.simulators import SimulatorConfig
 from asyncop.clock import format_time
 from asyncop.controllers.crds import load_crds

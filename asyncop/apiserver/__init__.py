@@ -1,22 +1,26 @@
-"""The embedded Kubernetes API server (imports only asyncop.api and asyncop.clock).
+"""The embedded Kubernetes API server (imports only asyncop.api, asyncop.clock, asyncop.certs).
 
 `ApiServer` serves real HTTP on 127.0.0.1 (HTTPS + token on request); `Store` is its
-in-process API (simulators, tests). Reading order:
+in-process API (simulators, tests). A request flows down through the packages, each layer
+importing only the ones below it (import-linter checks it, and that nothing is cyclic):
 
-- `server` (lifecycle, kubeconfig) → `routes` (URL dispatch, faults, discovery, OpenAPI) →
-  `routes_objects` / `routes_watch` (the verbs) → `views` (a stored object as served through
-  one version: apiVersion, per-version pruning and defaults) → `http` (bodies, responses,
-  negotiation);
-- `storage` (MVCC store, in-process API) → `writes` (the one write pipeline: create, update,
-  status, delete, finalizers, generation) → `watch` (history ring, per-watcher queues);
-- rules: `objectmeta`, `builtins` (defaults), `validation`, `selectors`, `listing`, `errors`;
-- types: `resources` (ResourceType), `registry` (built-ins + CRD-served), `crdstate` (CRD
-  lifecycle), `discovery`, `eventsv1`, `reviews`;
-- pure helpers behind `extensions`: `schema*`, `crds`, `tables*`, `openapi*`, `patch`,
-  `apply`, `protobuf`; plus `faults`, `tlsmode`, `main` (own process), `simulators/`.
+    main ─ server                 the process / the in-process server: lifecycle, kubeconfig
+      http                        URL dispatch, the verbs, watch streams, wire formats, auth,
+                                  RBAC mode, faults, metrics, discovery, body limits
+      webhooks                    admission and conversion webhooks around the Writer
+      storage ─ simulators        the MVCC store, the one write pipeline, watch fan-out;
+                                  the controllers kube would run (GC, kubelet, …)
+      tables ─ openapi ─ protobuf server-side Tables, OpenAPI documents, protobuf bodies
+      core                        ResourceType, the registry, errors, CRD and metadata rules
+      schema ─ merge              structural schemas and CEL; JSON/merge/strategic patches
+                                  and server-side apply
+
+Start reading at `server.py`, then `http/router.py` → `http/objects.py` →
+`storage/writer.py` → `storage/store.py` → `storage/watch.py`. Each package's docstring says
+what it holds and its invariants; the wire facts behind them are in docs/apiserver.md.
 """
 
 from asyncop.apiserver.server import ApiServer
-from asyncop.apiserver.storage import Store
+from asyncop.apiserver.storage.store import Store
 
 __all__ = ["ApiServer", "Store"]

@@ -19,7 +19,7 @@ import structlog
 import yaml
 
 from asyncop.apiserver.bindpolicy import InsecureBind, check_bind
-from asyncop.apiserver.registry import CRD_GR
+from asyncop.apiserver.core.registry import CRD_GR
 from asyncop.apiserver.server import ApiServer
 from asyncop.gcpolicy import GcPolicy
 

@@ -23,12 +23,12 @@ import yaml
 from aiohttp import web
 
 from asyncop.apiserver.bindpolicy import check_bind
-from asyncop.apiserver.faults import Faults
-from asyncop.apiserver.rbac import Authorizer
-from asyncop.apiserver.requestmetrics import RequestMetrics
-from asyncop.apiserver.routes import BODY_TIMEOUT, MAX_REQUEST_BYTES, Router
-from asyncop.apiserver.storage import Store
-from asyncop.apiserver.tlsmode import self_signed
+from asyncop.apiserver.http.auth import self_signed
+from asyncop.apiserver.http.faults import Faults
+from asyncop.apiserver.http.metrics import RequestMetrics
+from asyncop.apiserver.http.rbac import Authorizer
+from asyncop.apiserver.http.router import BODY_TIMEOUT, MAX_REQUEST_BYTES, Router
+from asyncop.apiserver.storage.store import Store
 from asyncop.certs import Certificate
 from asyncop.clock import Clock, RealClock
 
@@ -56,7 +56,7 @@ class ApiServer:
         `header_timeout` closes a connection whose next request's headers have not all
         arrived that many seconds after it opened or after its last response (slowloris);
         `body_timeout` answers 504 when a request's body has not all arrived in time;
-        `authorizer` turns on RBAC (asyncop.apiserver.rbac: users by bearer token).
+        `authorizer` turns on RBAC (asyncop.apiserver.http.rbac: users by bearer token).
         A host other than a loopback address needs `tls=True` and a token or an authorizer
         (bindpolicy.InsecureBind otherwise)."""
         check_bind(host, tls=tls, authenticated=token is not None or authorizer is not None)

@@ -13,8 +13,8 @@ import aiohttp
 import pytest
 
 from asyncop.apiserver import ApiServer
-from asyncop.apiserver.apply import ApplyConflict, record_update, server_side_apply
-from asyncop.apiserver.patch import PatchError
+from asyncop.apiserver.merge.apply import ApplyConflict, record_update, server_side_apply
+from asyncop.apiserver.merge.patch import PatchError
 
 T1, T2, T3 = "2024-05-01T12:00:00Z", "2024-05-01T12:01:00Z", "2024-05-01T12:02:00Z"
 

@@ -8,8 +8,9 @@ import asyncio
 
 import aiohttp
 
-from asyncop.apiserver import ApiServer, bodylimits
-from asyncop.apiserver.http import TABLE_CT
+from asyncop.apiserver import ApiServer
+from asyncop.apiserver.http import bodylimits
+from asyncop.apiserver.http.wire import TABLE_CT
 from tests.apiserver import httpkit
 from tests.apiserver.crdkit import CRDS, WIDGET_CRD, WIDGETS, widget
 from tests.apiserver.httpkit import call

@@ -134,7 +134,7 @@ async def test_a_rule_that_cannot_be_evaluated_fails_with_its_error(
 
 
 def test_compile_errors_and_unit_semantics() -> None:
-    from asyncop.apiserver.schema_cel import compile_error, validate_rules
+    from asyncop.apiserver.schema.cel import compile_error, validate_rules
 
     assert compile_error("self.x ==") is not None
     assert compile_error("self.x == 1") is None

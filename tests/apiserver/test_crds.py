@@ -1,18 +1,18 @@
-"""CRD validation, defaults and served types (asyncop.apiserver.crds)."""
+"""CRD validation, defaults and served types (asyncop.apiserver.core.crds)."""
 
 from __future__ import annotations
 
 import copy
 from typing import Any
 
-from asyncop.apiserver.crds import (
+from asyncop.apiserver.core.crds import (
     DEFAULT_AGE_COLUMN,
     default_crd,
     resource_types,
     validate_crd,
     validate_crd_update,
 )
-from asyncop.apiserver.resources import ScaleSpec
+from asyncop.apiserver.core.resources import ScaleSpec
 
 
 def crdkind_crd() -> dict[str, Any]:

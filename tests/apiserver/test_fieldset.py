@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from asyncop.apiserver import fieldset
-from asyncop.apiserver.fieldset import MISSING, Path
-from asyncop.apiserver.mergeschema import schema_for
+from asyncop.apiserver.merge import fieldset
+from asyncop.apiserver.merge.fieldset import MISSING, Path
+from asyncop.apiserver.merge.mergeschema import schema_for
 
 POD = schema_for("Pod")
 

@@ -1,18 +1,18 @@
-"""OpenAPI v2/v3 documents for kubectl and Helm (asyncop.apiserver.openapi)."""
+"""OpenAPI v2/v3 documents for kubectl and Helm (asyncop.apiserver.openapi.documents)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from asyncop.apiserver.crds import resource_types
-from asyncop.apiserver.openapi import (
+from asyncop.apiserver.core.crds import resource_types
+from asyncop.apiserver.core.resources import ResourceType
+from asyncop.apiserver.openapi.documents import (
     definition_name,
     openapi_v2,
     openapi_v2_proto,
     openapi_v3_doc,
     openapi_v3_index,
 )
-from asyncop.apiserver.resources import ResourceType
 from tests.apiserver.test_crds import crdkind_crd
 
 CONFIGMAP = ResourceType(group="", version="v1", plural="configmaps", kind="ConfigMap")

@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from asyncop.apiserver.apply import ApplyConflict, record_update, server_side_apply
-from asyncop.apiserver.patch import PatchError, json_patch, merge_patch, strategic_merge_patch
+from asyncop.apiserver.merge.apply import ApplyConflict, record_update, server_side_apply
+from asyncop.apiserver.merge.patch import PatchError, json_patch, merge_patch, strategic_merge_patch
 
 # ------------------------------------------------------------------ RFC 6902
 

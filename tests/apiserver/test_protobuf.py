@@ -14,7 +14,7 @@ import aiohttp
 import pytest
 
 from asyncop.apiserver import ApiServer
-from asyncop.apiserver.protobuf import ProtobufError, decode, supported_kinds
+from asyncop.apiserver.protobuf.decode import ProtobufError, decode, supported_kinds
 
 # ------------------------------------------------------------- a tiny test-only encoder
 

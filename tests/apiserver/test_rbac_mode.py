@@ -9,7 +9,7 @@ import aiohttp
 import pytest_asyncio
 
 from asyncop.apiserver import ApiServer
-from asyncop.apiserver.rbac import ADMIN_RULES, Authorizer, Rule, Subject, rules
+from asyncop.apiserver.http.rbac import ADMIN_RULES, Authorizer, Rule, Subject, rules
 from tests.apiserver.httpkit import call
 
 READER = rules([{"apiGroups": [""], "resources": ["configmaps"], "verbs": ["get", "list"]},

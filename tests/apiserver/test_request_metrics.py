@@ -11,7 +11,7 @@ import pytest_asyncio
 
 from asyncop.api.kinds import CONFIGMAP
 from asyncop.apiserver import ApiServer
-from asyncop.apiserver.requestmetrics import client_of, kube_verb
+from asyncop.apiserver.http.metrics import client_of, kube_verb
 from asyncop.client import Client, ClientConfig
 
 CM = "/api/v1/namespaces/default/configmaps"

@@ -1,4 +1,5 @@
-"""Structural validation, pruning and defaulting of custom resources (asyncop.apiserver.schema)."""
+"""Structural validation, pruning and defaulting of custom resources
+(asyncop.apiserver.schema.checks)."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from asyncop.apiserver.schema import apply_defaults, prune, validate
+from asyncop.apiserver.schema.checks import apply_defaults, prune, validate
 
 CRDKIND_SCHEMA: dict[str, Any] = {
     "type": "object",

@@ -188,7 +188,7 @@ async def test_in_process_store_api_and_subscribe(apiserver_no_sim: ApiServer) -
 
 async def test_admission_hook_mutates_and_rejects(apiserver_no_sim: ApiServer,
                                                   http: aiohttp.ClientSession) -> None:
-    from asyncop.apiserver.errors import forbidden
+    from asyncop.apiserver.core.errors import forbidden
 
     store = apiserver_no_sim.store
     rt = store.resolve("", "v1", "configmaps")

@@ -1,4 +1,4 @@
-"""Server-side Tables for `kubectl get` (asyncop.apiserver.tables)."""
+"""Server-side Tables for `kubectl get` (asyncop.apiserver.tables.table)."""
 
 from __future__ import annotations
 
@@ -7,11 +7,11 @@ from typing import Any
 
 import pytest
 
-from asyncop.apiserver.crds import resource_types
-from asyncop.apiserver.resources import ResourceType
-from asyncop.apiserver.tables import to_table
-from asyncop.apiserver.tables_jsonpath import find
-from asyncop.apiserver.tables_time import human_duration
+from asyncop.apiserver.core.crds import resource_types
+from asyncop.apiserver.core.resources import ResourceType
+from asyncop.apiserver.tables.jsonpath import find
+from asyncop.apiserver.tables.table import to_table
+from asyncop.apiserver.tables.timefmt import human_duration
 from tests.apiserver.test_crds import crdkind_crd
 
 NOW = datetime(2024, 5, 1, 12, 0, 0, tzinfo=UTC)

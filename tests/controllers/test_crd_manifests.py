@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 import yaml
 
-from asyncop.apiserver.crds import resource_types, validate_crd
-from asyncop.apiserver.schema import apply_defaults, prune, validate
+from asyncop.apiserver.core.crds import resource_types, validate_crd
+from asyncop.apiserver.schema.checks import apply_defaults, prune, validate
 from asyncop.controllers.crds import load_crds
 from asyncop.controllers.kinds import CUSTOM_KINDS
 

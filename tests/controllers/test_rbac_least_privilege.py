@@ -17,7 +17,7 @@ import yaml
 from asyncop.api import RawObject
 from asyncop.api.kinds import CRD, DEPLOYMENT, NAMESPACE, POD, SERVICE
 from asyncop.apiserver import ApiServer
-from asyncop.apiserver.rbac import ADMIN_RULES, Authorizer, Subject, Triple, rules
+from asyncop.apiserver.http.rbac import ADMIN_RULES, Authorizer, Subject, Triple, rules
 from asyncop.apiserver.simulators import SimulatorConfig
 from asyncop.client import Client, ClientConfig
 from asyncop.controllers.crds import load_crds

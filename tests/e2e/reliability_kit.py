@@ -27,7 +27,7 @@ import yaml
 from asyncop.api import Kind, RawObject
 from asyncop.api.kinds import CRD, DEPLOYMENT, POD, SERVICE
 from asyncop.apiserver import ApiServer
-from asyncop.apiserver.resources import ResourceType
+from asyncop.apiserver.core.resources import ResourceType
 from asyncop.apiserver.simulators import SimulatorConfig
 from asyncop.client import Client, ClientConfig
 from asyncop.controllers.at import parse_schedule

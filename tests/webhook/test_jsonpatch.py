@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from asyncop.apiserver.patch import json_patch
+from asyncop.apiserver.merge.patch import json_patch
 from asyncop.webhook.jsonpatch import diff
 
 BASE: dict[str, Any] = {

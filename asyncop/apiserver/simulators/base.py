@@ -22,7 +22,7 @@ from typing import Any, Generic, Protocol, TypeVar
 import structlog
 
 from asyncop.api import ApiError, Conflict, NotFound
-from asyncop.apiserver.resources import ResourceType
+from asyncop.apiserver.core.resources import ResourceType
 from asyncop.clock import Clock, Timer
 
 Obj = dict[str, Any]

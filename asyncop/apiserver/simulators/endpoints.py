@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 from asyncop.api import AlreadyExists, NotFound
-from asyncop.apiserver.resources import ResourceType
+from asyncop.apiserver.core.resources import ResourceType
 from asyncop.apiserver.simulators.base import (
     Obj,
     SimStore,

@@ -25,7 +25,7 @@ from __future__ import annotations
 from collections import OrderedDict
 from typing import Any
 
-from asyncop.apiserver.resources import ResourceType
+from asyncop.apiserver.core.resources import ResourceType
 from asyncop.apiserver.simulators.base import (
     Obj,
     SimStore,

@@ -16,7 +16,7 @@ from collections import Counter
 from typing import Any
 
 from asyncop.api import NotFound
-from asyncop.apiserver.resources import ResourceType
+from asyncop.apiserver.core.resources import ResourceType
 from asyncop.apiserver.simulators.base import (
     Obj,
     SimStore,

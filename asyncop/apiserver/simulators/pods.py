@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from asyncop.api import NotFound
-from asyncop.apiserver.resources import ResourceType
+from asyncop.apiserver.core.resources import ResourceType
 from asyncop.apiserver.simulators.base import (
     Obj,
     SimStore,

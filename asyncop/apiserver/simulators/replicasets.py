@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from asyncop.api import NotFound
-from asyncop.apiserver.resources import ResourceType
+from asyncop.apiserver.core.resources import ResourceType
 from asyncop.apiserver.simulators.base import (
     Obj,
     SimStore,

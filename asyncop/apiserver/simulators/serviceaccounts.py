@@ -9,7 +9,7 @@ are now); a namespace being deleted is left alone, like kube does.
 from __future__ import annotations
 
 from asyncop.api import AlreadyExists, NotFound
-from asyncop.apiserver.resources import ResourceType
+from asyncop.apiserver.core.resources import ResourceType
 from asyncop.apiserver.simulators.base import (
     Obj,
     SimStore,

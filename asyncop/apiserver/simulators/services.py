@@ -25,7 +25,7 @@ from collections.abc import Callable, Hashable
 from typing import Any, Generic, TypeVar
 
 from asyncop.api import ApiError, Invalid, ServerError, StatusCause, status_body
-from asyncop.apiserver.resources import ResourceType
+from asyncop.apiserver.core.resources import ResourceType
 from asyncop.apiserver.simulators.base import Obj, SimStore, name_of, ns_of
 from asyncop.apiserver.simulators.config import SimulatorConfig
 

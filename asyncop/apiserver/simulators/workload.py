@@ -20,7 +20,7 @@ from typing import Any
 
 import orjson
 
-from asyncop.apiserver.resources import ResourceType
+from asyncop.apiserver.core.resources import ResourceType
 from asyncop.apiserver.simulators.base import (
     Obj,
     SimStore,

@@ -33,22 +33,21 @@ import orjson
 import structlog
 
 from asyncop.api import ApiError
-from asyncop.apiserver import errors
-from asyncop.apiserver.patch import PatchError, json_patch
-from asyncop.apiserver.resources import ResourceType
-from asyncop.apiserver.storage import copy_obj
-from asyncop.apiserver.webhooks import matchconditions
-from asyncop.apiserver.webhooks.caller import Caller, CallFailed
-from asyncop.apiserver.webhooks.config import (
+from asyncop.apiserver.core import errors, matchconditions
+from asyncop.apiserver.core.resources import ResourceType
+from asyncop.apiserver.core.webhookconfig import (
     EXEMPT_GROUPS,
     MUTATING_GR,
     VALIDATING_GR,
     Webhook,
     parse,
 )
+from asyncop.apiserver.merge.patch import PatchError, json_patch
+from asyncop.apiserver.storage.objects import copy_obj
+from asyncop.apiserver.webhooks.caller import Caller, CallFailed
 
 if TYPE_CHECKING:
-    from asyncop.apiserver.storage import Store
+    from asyncop.apiserver.storage.store import Store
 
 log = structlog.get_logger("asyncop.apiserver.webhooks")
 

@@ -21,10 +21,10 @@ from typing import TYPE_CHECKING, Any
 import aiohttp
 import orjson
 
-from asyncop.apiserver.webhooks.config import ServiceRef
+from asyncop.apiserver.core.webhookconfig import ServiceRef
 
 if TYPE_CHECKING:
-    from asyncop.apiserver.storage import Store
+    from asyncop.apiserver.storage.store import Store
 
 SERVICES_GR = ("", "services")
 ENDPOINTS_GR = ("", "endpoints")

@@ -24,15 +24,15 @@ import base64
 import uuid
 from typing import TYPE_CHECKING, Any
 
-from asyncop.apiserver import errors
-from asyncop.apiserver.registry import CRD_GR
-from asyncop.apiserver.resources import ResourceType
-from asyncop.apiserver.storage import copy_obj
+from asyncop.apiserver.core import errors
+from asyncop.apiserver.core.registry import CRD_GR
+from asyncop.apiserver.core.resources import ResourceType
+from asyncop.apiserver.core.webhookconfig import ServiceRef
+from asyncop.apiserver.storage.objects import copy_obj
 from asyncop.apiserver.webhooks.caller import Caller, CallFailed
-from asyncop.apiserver.webhooks.config import ServiceRef
 
 if TYPE_CHECKING:
-    from asyncop.apiserver.storage import Store
+    from asyncop.apiserver.storage.store import Store
 
 TIMEOUT = 30.0  # kube's fixed timeout for conversion webhooks
 

@@ -31,16 +31,16 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from asyncop.api import Conflict
-from asyncop.apiserver import errors
-from asyncop.apiserver.eventsv1 import is_events_v1
-from asyncop.apiserver.resources import ResourceType
-from asyncop.apiserver.storage import copy_obj
-from asyncop.apiserver.views import Views
+from asyncop.apiserver.core import errors
+from asyncop.apiserver.core.eventsv1 import is_events_v1
+from asyncop.apiserver.core.resources import ResourceType
+from asyncop.apiserver.storage.objects import copy_obj
+from asyncop.apiserver.storage.views import Views
+from asyncop.apiserver.storage.writer import DeleteResult, WriteContext, Writer
 from asyncop.apiserver.webhooks.admission import Attributes, WebhookAdmission
-from asyncop.apiserver.writes import DeleteResult, WriteContext, Writer
 
 if TYPE_CHECKING:
-    from asyncop.apiserver.storage import Store
+    from asyncop.apiserver.storage.store import Store
 
 RETRIES = 5
 

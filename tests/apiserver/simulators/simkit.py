@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from asyncop.apiserver.simulators import SimulatorConfig, start_simulators
-from asyncop.apiserver.storage import Store
+from asyncop.apiserver.storage.store import Store
 from asyncop.clock import Clock
 
 

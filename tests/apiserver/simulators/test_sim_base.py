@@ -6,7 +6,7 @@ import asyncio
 from collections.abc import AsyncIterator
 
 from asyncop.api import Conflict, status_body
-from asyncop.apiserver.resources import ResourceType
+from asyncop.apiserver.core.resources import ResourceType
 from asyncop.apiserver.simulators.base import Obj, Simulator, pump
 from asyncop.testing import FakeClock
 from tests.apiserver.simulators.simkit import cancel_all, quiesce

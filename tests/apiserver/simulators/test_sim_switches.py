@@ -10,7 +10,7 @@ import pytest
 
 from asyncop.api import NotFound, status_body
 from asyncop.apiserver.simulators import SimulatorConfig, start_simulators
-from asyncop.apiserver.storage import Store
+from asyncop.apiserver.storage.store import Store
 from asyncop.clock import RealClock
 from asyncop.testing import eventually
 from tests.apiserver.simulators.simkit import Sim, cancel_all, quiesce, started, stop

@@ -1,0 +1,175 @@
+"""HTTP plumbing shared by the route modules: parsed request target, bodies, responses.
+
+`Target` is the parsed resource URL (type, namespace, name, subresource, verb). Bodies are
+decoded by Content-Type (JSON by default, YAML for apply/yaml, protobuf through the protobuf
+helper); responses are orjson bytes with a trailing newline. Invariant: every error leaves
+this layer as a metav1.Status body with the ApiError's code.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+import yaml
+from aiohttp import web
+
+from asyncop.api import ApiError
+from asyncop.apiserver.core import errors
+from asyncop.apiserver.core.resources import ResourceType
+from asyncop.apiserver.http import bodylimits
+from asyncop.apiserver.protobuf.decode import ProtobufError, decode
+
+JSON_CT = "application/json"
+TABLE_MARK = "as=Table"
+TABLE_CT = "application/json;as=Table;v=v1;g=meta.k8s.io"
+
+
+@dataclass(frozen=True, slots=True)
+class Target:
+    rt: ResourceType
+    namespace: str | None  # None: all namespaces (or cluster-scoped)
+    name: str | None
+    subresource: str
+    watch_path: bool  # the deprecated /watch/ prefix
+
+
+def dumps(obj: Any) -> bytes:
+    return orjson.dumps(obj) + b"\n"
+
+
+def json_response(obj: Any, *, status: int = 200, warnings: list[str] | None = None,
+                  content_type: str = JSON_CT) -> web.Response:
+    resp = web.Response(body=dumps(obj), status=status)
+    resp.headers["Content-Type"] = content_type
+    if warnings:
+        for warning in warnings:
+            resp.headers.add("Warning", f'299 - "{_escape(warning)}"')
+    return resp
+
+
+def _escape(text: str) -> str:
+    """Warning text as a quoted header value: control characters (a field name in an
+    "unknown field" warning may hold a newline) become spaces, as kube's warning recorder
+    does, so the header can be written at all."""
+    text = "".join(" " if unicodedata.category(c) == "Cc" else c for c in text) \
+        if not text.isprintable() else text
+    return text.replace("\\", "\\\\").replace('"', '\\"')
+
+
+def error_response(err: ApiError) -> web.Response:
+    status = dict(err.status)
+    status.setdefault("code", err.code)
+    resp = json_response(status, status=err.code or 500)
+    retry = (status.get("details") or {}).get("retryAfterSeconds")
+    if retry is None and err.retry_after is not None:
+        retry = int(err.retry_after)
+    if retry is not None and (err.code == 429 or err.code >= 500):
+        resp.headers["Retry-After"] = str(retry)
+    return resp
+
+
+def wants_table(request: web.Request) -> bool:
+    return TABLE_MARK in request.headers.get("Accept", "")
+
+
+def wants_metadata(request: web.Request) -> bool:
+    """Accept `as=PartialObjectMetadata[List]` (metadata-only clients and informers)."""
+    return "as=PartialObjectMetadata" in request.headers.get("Accept", "")
+
+
+def partial_metadata(obj: dict[str, Any]) -> dict[str, Any]:
+    return {"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1",
+            "metadata": obj.get("metadata") or {}}
+
+
+def check_acceptable(request: web.Request) -> None:
+    """406 when the client accepts only media types we cannot produce (T-2)."""
+    accept = request.headers.get("Accept", "")
+    if not accept:
+        return
+    for part in accept.split(","):
+        media = part.split(";", 1)[0].strip().lower()
+        if media in ("application/json", "*/*", "application/*", "application/yaml", "") or \
+                media.endswith("+json"):
+            return
+    raise errors.not_acceptable()
+
+
+async def read_body(request: web.Request, *, allow_yaml: bool = False) -> Any:
+    raw = await request.read()
+    content_type = request.headers.get("Content-Type", "").split(";", 1)[0].strip().lower()
+    return decode_body(raw, content_type, allow_yaml=allow_yaml)
+
+
+def decode_body(raw: bytes, content_type: str, *, allow_yaml: bool = False) -> Any:
+    """The decoded body; a 400 Status for malformed or too deeply nested input (bodylimits)."""
+    if content_type == "application/vnd.kubernetes.protobuf":
+        try:
+            value = decode(raw)
+        except ProtobufError as exc:
+            raise errors.unsupported_media_type(
+                "application/json, application/yaml, application/vnd.kubernetes.protobuf"
+            ) from exc
+        bodylimits.check_value(value)
+        return value
+    if content_type in ("application/yaml", "application/apply-patch+yaml") or allow_yaml:
+        try:
+            value = orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            bodylimits.check_yaml(raw)
+            try:
+                return yaml.safe_load(raw)
+            except yaml.YAMLError as exc:
+                raise errors.bad_request(f"error decoding YAML: {exc}") from exc
+        bodylimits.check_json(raw, value)
+        return value
+    if content_type not in ("", "application/json", "application/json-patch+json",
+                            "application/merge-patch+json",
+                            "application/strategic-merge-patch+json", "*/*", "text/plain"):
+        raise errors.unsupported_media_type(
+            "application/json, application/yaml, application/vnd.kubernetes.protobuf")
+    try:
+        value = orjson.loads(raw)
+    except orjson.JSONDecodeError as exc:
+        if "depth limit exceeded" in str(exc):
+            raise bodylimits.too_deep() from exc
+        raise errors.bad_request(
+            f"couldn't get version/kind; json parse error: {exc}") from exc
+    bodylimits.check_json(raw, value)
+    return value
+
+
+def query_bool(request: web.Request, key: str) -> bool:
+    return request.query.get(key, "").lower() in ("true", "1")
+
+
+def dry_run(request: web.Request) -> bool:
+    values = request.query.getall("dryRun", [])
+    for value in values:
+        if value != "All":
+            raise errors.bad_request(f'dryRun: Unsupported value: "{value}": supported values: '
+                                     '"All"')
+    return bool(values)
+
+
+def field_manager(request: web.Request) -> str:
+    """`?fieldManager=`, else the User-Agent's product name (as the real server does)."""
+    manager = request.query.get("fieldManager")
+    if manager:
+        if len(manager) > 128:
+            raise errors.bad_request("fieldManager: Too long: may not be more than 128 bytes")
+        return manager
+    agent = request.headers.get("User-Agent", "")
+    return agent.split("/", 1)[0][:128] or "unknown"
+
+
+def field_validation(request: web.Request) -> str:
+    value = request.query.get("fieldValidation", "Warn") or "Warn"
+    if value not in ("Ignore", "Warn", "Strict"):
+        raise errors.bad_request(
+            f'fieldValidation: Unsupported value: "{value}": supported values: "Ignore", '
+            '"Strict", "Warn"')
+    return value
