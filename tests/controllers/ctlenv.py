@@ -12,7 +12,10 @@ import asyncio
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
+
+import yaml
 
 from asyncop.api import Kind, NotFound, RawObject
 from asyncop.api.kinds import CRD, EVENT
@@ -24,6 +27,7 @@ from asyncop.runtime.controller import Controller
 from asyncop.runtime.manager import Manager
 from asyncop.testing import FakeClock, eventually
 
+ROOT = Path(__file__).resolve().parents[2]
 NS = "default"
 
 
@@ -144,3 +148,15 @@ async def start_cluster(clock: FakeClock, *, pod_run_duration: float = 1.0
                 await eventually(lambda name=crd["metadata"]["name"]: _established(client, name),
                                  timeout=10, message="CRD established")
             yield Cluster(server, client, clock)
+
+
+def samples() -> list[RawObject]:
+    """Every object in the repository's samples/*.yaml."""
+    docs: list[RawObject] = []
+    for path in sorted(ROOT.glob("samples/*.yaml")):
+        docs.extend(d for d in yaml.safe_load_all(path.read_text()) if d)
+    return docs
+
+
+def phase(obj: RawObject) -> Any:
+    return (obj.get("status") or {}).get("phase")

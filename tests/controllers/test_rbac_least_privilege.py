@@ -14,7 +14,6 @@ from typing import Any
 import pytest
 import yaml
 
-from asyncop.api import RawObject
 from asyncop.api.kinds import CRD, DEPLOYMENT, NAMESPACE, POD, SERVICE
 from asyncop.apiserver import ApiServer
 from asyncop.apiserver.http.rbac import ADMIN_RULES, Authorizer, Subject, Triple, rules
@@ -26,7 +25,7 @@ from asyncop.controllers.registry import CONTROLLERS
 from asyncop.runtime.leader import LeaderElectionConfig
 from asyncop.runtime.manager import Manager
 from asyncop.testing import FakeClock, eventually
-from tests.controllers.ctlenv import NS, Cluster, _established
+from tests.controllers.ctlenv import NS, Cluster, _established, phase, samples
 
 ROOT = Path(__file__).resolve().parents[2]
 GENERATED = yaml.safe_load((ROOT / "helm/asyncop/files/rbac-rules.yaml").read_text())
@@ -67,17 +66,6 @@ async def rbac_cluster(clock: FakeClock) -> AsyncIterator[tuple[Cluster, Authori
             yield Cluster(server, admin, clock), authz, op
 
 
-def _samples() -> list[RawObject]:
-    docs: list[RawObject] = []
-    for path in sorted(ROOT.glob("samples/*.yaml")):
-        docs.extend(d for d in yaml.safe_load_all(path.read_text()) if d)
-    return docs
-
-
-def _phase(obj: RawObject) -> Any:
-    return (obj.get("status") or {}).get("phase")
-
-
 @pytest.fixture
 def clock() -> FakeClock:
     return FakeClock()
@@ -91,11 +79,11 @@ async def test_generated_rbac_is_sufficient_and_minimal(clock: FakeClock) -> Non
         for factory in CONTROLLERS.values():
             mgr.add(factory(mgr, workers=2))
         async with mgr:
-            for doc in _samples():
+            for doc in samples():
                 await cluster.client.create(kinds[doc["kind"]], doc, namespace=NS)
-            await cluster.wait(AT, "example-at", lambda o: _phase(o) == "RUNNING")
+            await cluster.wait(AT, "example-at", lambda o: phase(o) == "RUNNING")
             await clock.advance(1)
-            await cluster.wait(AT, "example-at", lambda o: _phase(o) == "DONE")
+            await cluster.wait(AT, "example-at", lambda o: phase(o) == "DONE")
             await cluster.wait(FOO, "example-foo",
                                lambda o: (o.get("status") or {}).get("availableReplicas") == 1)
             for name in ("example-network", "example-network-v6", "example-network-invalid"):

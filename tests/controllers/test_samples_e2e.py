@@ -18,7 +18,7 @@ from asyncop.controllers.kinds import AT, CRDKIND, FOO, JINGHZHU, NETWORK
 from asyncop.controllers.registry import CONTROLLERS
 from asyncop.runtime.manager import Manager
 from asyncop.testing import FakeClock, eventually
-from tests.controllers.ctlenv import NS, Cluster
+from tests.controllers.ctlenv import NS, Cluster, phase, samples
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -66,30 +66,19 @@ async def test_kubectl_applies_crds_and_samples_unchanged(tmp_path: Path) -> Non
         assert "spec.choice" in out and "spec.replicas" in out
 
 
-def _samples() -> list[RawObject]:
-    docs: list[RawObject] = []
-    for path in sorted(ROOT.glob("samples/*.yaml")):
-        docs.extend(d for d in yaml.safe_load_all(path.read_text()) if d)
-    return docs
-
-
-def _phase(obj: RawObject) -> Any:
-    return (obj.get("status") or {}).get("phase")
-
-
 async def test_every_controller_drives_every_sample(cluster: Cluster, clock: FakeClock) -> None:
     kinds = {k.kind: k for k in (AT, FOO, NETWORK, CRDKIND, JINGHZHU)}
     mgr = Manager(client=cluster.client, clock=clock)
     for factory in CONTROLLERS.values():
         mgr.add(factory(mgr, workers=2))
     async with mgr:
-        for doc in _samples():
+        for doc in samples():
             await cluster.client.create(kinds[doc["kind"]], doc, namespace=NS)
-        await cluster.wait(AT, "example-at", lambda o: _phase(o) == "RUNNING")
+        await cluster.wait(AT, "example-at", lambda o: phase(o) == "RUNNING")
         await clock.advance(1)
-        at = await cluster.wait(AT, "example-at", lambda o: _phase(o) == "DONE")
+        at = await cluster.wait(AT, "example-at", lambda o: phase(o) == "DONE")
         assert at["status"]["result"] == "Succeeded"
-        later = await cluster.wait(AT, "example-at-later", lambda o: _phase(o) == "PENDING")
+        later = await cluster.wait(AT, "example-at-later", lambda o: phase(o) == "PENDING")
         assert "2099-01-01T08:00:00Z" in later["status"]["message"]
         await cluster.wait(FOO, "example-foo",
                            lambda o: (o.get("status") or {}).get("availableReplicas") == 1)
@@ -125,11 +114,11 @@ async def test_reconciling_a_converged_world_again_writes_nothing(
              JINGHZHU: "jinghzhu"}
     factories = [CONTROLLERS[n] for n in owner.values()]
     async with cluster.manager(*factories):
-        docs = _samples()
+        docs = samples()
         for doc in docs:
             await cluster.client.create(kinds[doc["kind"]], doc, namespace=NS)
         await clock.advance(1)
-        await cluster.wait(AT, "example-at", lambda o: _phase(o) == "DONE")
+        await cluster.wait(AT, "example-at", lambda o: phase(o) == "DONE")
         await cluster.wait(JINGHZHU, "jinghzhu-example",
                            lambda o: (o.get("status") or {}).get("state") == "Running")
 
