@@ -358,3 +358,29 @@ async def test_configurations_are_validated_and_defaulted(
     # a webhook configured for its own kind is never called (it could not be removed)
     code, _ = await call(http, "DELETE", base + VWC + "/ok")
     assert code == 200
+
+
+async def test_webhooks_see_the_user_the_rbac_mode_authenticated(
+        http: aiohttp.ClientSession) -> None:
+    from asyncop.apiserver.http.rbac import ADMIN_RULES, Authorizer, Subject
+
+    authz = Authorizer({"t-alice": Subject("alice", ADMIN_RULES)})
+    server = WebhookServer()
+    users: list[str] = []
+
+    async def who(req: AdmissionRequest) -> None:
+        users.append(req.username)
+
+    server.validating("/who", who)
+    async with ApiServer(simulators=False, authorizer=authz) as api, server:
+        alice = {"Authorization": "Bearer t-alice"}
+        code, body = await call(http, "POST", api.url + VWC, headers=alice,
+                                json=server.validating_configuration("who", [
+                                    {"name": "who.example.com", "path": "/who",
+                                     "rules": [CM_RULE]}]))
+        assert code == 201, body
+        code, body = await call(http, "POST", api.url + CM, headers=alice, json=_cm("mine"))
+        assert code == 201, body
+        code, _ = await call(http, "DELETE", api.url + CM + "/mine", headers=alice)
+        assert code == 200
+    assert users == ["alice", "alice"]

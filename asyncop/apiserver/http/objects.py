@@ -15,6 +15,7 @@ from aiohttp import web
 from asyncop.apiserver.core import errors, paths
 from asyncop.apiserver.core.resources import ResourceType
 from asyncop.apiserver.http import bodylimits, listing, sharding
+from asyncop.apiserver.http.rbac import user_of
 from asyncop.apiserver.http.selectors import matcher, parse_field_selector, parse_label_selector
 from asyncop.apiserver.http.wire import (
     TABLE_CT,
@@ -86,6 +87,7 @@ class ObjectRoutes:
     def _ctx(self, request: web.Request, *, apply: bool = False) -> WriteContext:
         manager = None if apply else field_manager(request)
         return WriteContext(dry_run=dry_run(request), field_validation=field_validation(request),
+                            user=user_of(request),
                             manager=manager, explicit_manager="fieldManager" in request.query,
                             applied=apply)
 
@@ -405,7 +407,8 @@ class ObjectRoutes:
     async def delete(self, request: web.Request, t: Target) -> web.Response:
         assert t.name is not None
         options = await self._delete_options(request)
-        ctx = WriteContext(dry_run=dry_run(request) or bool(options.get("dryRun")))
+        ctx = WriteContext(dry_run=dry_run(request) or bool(options.get("dryRun")),
+                           user=user_of(request))
         result = await self.admitted.delete(t.rt, t.namespace, t.name,
                                             propagation_policy=_policy(options),
                                             preconditions=options.get("preconditions"),
@@ -434,7 +437,8 @@ class ObjectRoutes:
         items = self.store.raw_items(rt.gr, t.namespace if rt.namespaced else None)
         if match is not None:
             items = [o for o in items if match(o)]
-        ctx = WriteContext(dry_run=dry_run(request) or bool(options.get("dryRun")))
+        ctx = WriteContext(dry_run=dry_run(request) or bool(options.get("dryRun")),
+                           user=user_of(request))
         for obj in items:
             meta = obj["metadata"]
             if self.store.raw_get(rt.gr, meta.get("namespace") or "", meta["name"]) is None:

@@ -182,3 +182,9 @@ def forbidden_body(user: str, verb: str, group: str, plural: str, subresource: s
     head = f'{qualified} "{name}"' if name else qualified
     return status_body(403, f"{head} is forbidden: {reason}", name=name or None,
                        group=group or None, kind=plural)
+
+
+def user_of(request: web.Request) -> str | None:
+    """The name of the user the RBAC mode authenticated for `request` (None: mode off)."""
+    subject = request.get(_SUBJECT)
+    return subject.name if isinstance(subject, Subject) else None

@@ -64,6 +64,8 @@ class WriteContext:
     until_admission: bool = False
     #: the uid a create gives the object (the one validating webhooks were shown)
     uid: str | None = None
+    #: the user the request was authenticated as (RBAC mode), shown to admission webhooks
+    user: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

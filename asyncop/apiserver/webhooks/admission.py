@@ -52,7 +52,7 @@ if TYPE_CHECKING:
 log = structlog.get_logger("asyncop.apiserver.webhooks")
 
 NAMESPACES_GR = ("", "namespaces")
-#: who the embedded server says made a request (it has no authentication of users)
+#: who the embedded server says made a request when no RBAC mode authenticates users
 ADMIN_USER = {"username": "system:admin", "groups": ["system:masters", "system:authenticated"]}
 
 
@@ -66,6 +66,8 @@ class Attributes:
     name: str
     subresource: str = ""
     dry_run: bool = False
+    #: the authenticated user (RBAC mode); None: the anonymous server's `system:admin`
+    user: str | None = None
     options: dict[str, Any] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
 
@@ -176,7 +178,8 @@ class WebhookAdmission:
         if attrs.namespace:
             request["namespace"] = attrs.namespace
         request["operation"] = attrs.operation
-        request["userInfo"] = ADMIN_USER
+        request["userInfo"] = ADMIN_USER if attrs.user is None else \
+            {"username": attrs.user, "groups": ["system:authenticated"]}
         request["object"] = obj
         request["oldObject"] = old
         request["dryRun"] = attrs.dry_run

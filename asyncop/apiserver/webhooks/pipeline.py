@@ -74,6 +74,7 @@ class AdmittedWriter:
         meta: dict[str, Any] = raw_meta if isinstance(raw_meta, dict) else {}
         ns = (namespace or str(meta.get("namespace") or "default")) if rt.namespaced else ""
         attrs = Attributes("CREATE", rt, ns, str(meta.get("name") or ""), dry_run=ctx.dry_run,
+                           user=ctx.user,
                            options=_options("CreateOptions", ctx))
         mutating = self.admission.candidates(attrs, mutating=True)
         validating = self.admission.candidates(attrs, mutating=False)
@@ -112,7 +113,7 @@ class AdmittedWriter:
                 return self.writer.update(rt, body_for(self._view(rt, old)),
                                           namespace=namespace, name=name,
                                           subresource=subresource, ctx=ctx)
-            attrs = Attributes("UPDATE", rt, ns, name, subresource=subresource,
+            attrs = Attributes("UPDATE", rt, ns, name, subresource=subresource, user=ctx.user,
                                dry_run=ctx.dry_run, options=_options("UpdateOptions", ctx))
             mutating = self.admission.candidates(attrs, mutating=True)
             validating = self.admission.candidates(attrs, mutating=False)
@@ -153,7 +154,7 @@ class AdmittedWriter:
         ns = (namespace or "") if rt.namespaced else ""
         old = self.store.raw_get(rt.gr, ns, name) if self.admission.active() else None
         if old is not None:
-            attrs = Attributes("DELETE", rt, ns, name, dry_run=ctx.dry_run,
+            attrs = Attributes("DELETE", rt, ns, name, dry_run=ctx.dry_run, user=ctx.user,
                                options=_options("DeleteOptions", ctx))
             mutating = self.admission.candidates(attrs, mutating=True)
             validating = self.admission.candidates(attrs, mutating=False)
