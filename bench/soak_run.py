@@ -497,6 +497,9 @@ async def soak(cfg: SoakConfig) -> dict[str, Any]:
         "tasks": {"first_third_max": max(s.tasks for s in samples[:third]),
                   "mid_third_max": max(s.tasks for s in samples[third:-third] or samples),
                   "last_third_max": max(s.tasks for s in samples[-third:]),
+                  "mid_third_median": _median_low([s.tasks for s in
+                                                   samples[third:-third] or samples]),
+                  "last_third_median": _median_low([s.tasks for s in samples[-third:]]),
                   "before_replicas": tasks_before, "after_stop": tasks_after}
         if samples else {},
         "errors_logged": errors.errors.total(), "warnings_logged": errors.warnings.total(),
@@ -505,3 +508,8 @@ async def soak(cfg: SoakConfig) -> dict[str, Any]:
         "violations": violations[:30], "violation_count": len(violations),
         "ok": not violations,
     }
+
+
+def _median_low(values: list[int]) -> int:
+    ordered = sorted(values)
+    return ordered[(len(ordered) - 1) // 2] if ordered else 0

@@ -1,4 +1,5 @@
-"""The soak's modules live in bench/ (run as scripts there): put that directory on the path."""
+"""The soak's modules live in bench/ (run as scripts there): put that directory on the path —
+at its end, so bench/queue.py and the like never shadow the standard library's modules."""
 
 from __future__ import annotations
 
@@ -7,4 +8,4 @@ from pathlib import Path
 
 BENCH = str(Path(__file__).resolve().parents[2] / "bench")
 if BENCH not in sys.path:
-    sys.path.insert(0, BENCH)
+    sys.path.append(BENCH)

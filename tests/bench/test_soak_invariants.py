@@ -170,7 +170,12 @@ def test_growth_fails_and_a_plateau_passes() -> None:
     plateau = [Sample(t, 100 + (t % 3), 400) for t in range(30)]
     assert growth_violations(plateau) == []
     leak = [Sample(t, 100 + 20 * t, 400 + 50 * t) for t in range(30)]
-    assert growth_violations(leak) == ["RSS grew 480 -> 680 MB", "tasks grew 1350 -> 1850"]
+    assert growth_violations(leak) == ["RSS grew 480 -> 680 MB", "tasks grew 1100 -> 1600"]
+    # a handover: for a few samples the leaving and the joining replica both have tasks
+    handover = [Sample(t, 100, 540 + (220 if 22 <= t <= 24 else 0)) for t in range(30)]
+    assert growth_violations(handover) == []
+    slow_leak = [Sample(t, 100, 400 + (300 if t >= 20 else 0)) for t in range(30)]
+    assert growth_violations(slow_leak) == ["tasks grew 400 -> 700"]
 
 
 def test_an_error_logged_without_a_cause_is_kept() -> None:
