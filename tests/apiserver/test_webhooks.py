@@ -384,3 +384,65 @@ async def test_webhooks_see_the_user_the_rbac_mode_authenticated(
         code, _ = await call(http, "DELETE", api.url + CM + "/mine", headers=alice)
         assert code == 200
     assert users == ["alice", "alice"]
+
+
+def _two_version_crd() -> dict[str, Any]:
+    schema = {"openAPIV3Schema": {"type": "object", "properties": {
+        "spec": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}}}}
+    return {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+            "metadata": {"name": "knobs.example.com"},
+            "spec": {"group": "example.com", "scope": "Namespaced",
+                     "names": {"plural": "knobs", "singular": "knob", "kind": "Knob"},
+                     "versions": [{"name": "v1", "served": True, "storage": True,
+                                   "schema": schema},
+                                  {"name": "v2", "served": True, "storage": False,
+                                   "schema": schema}]}}
+
+
+async def test_match_policy_equivalent_sends_the_version_the_rule_names(
+        apiserver_no_sim: ApiServer, http: aiohttp.ClientSession) -> None:
+    base = apiserver_no_sim.url
+    code, body = await call(http, "POST", base + "/apis/apiextensions.k8s.io/v1/"
+                            "customresourcedefinitions", json=_two_version_crd())
+    assert code == 201, body
+    v2 = "/apis/example.com/v2/namespaces/default/knobs"
+    for _ in range(100):
+        if (await call(http, "GET", base + v2))[0] == 200:
+            break
+        await asyncio.sleep(0.02)
+    server = WebhookServer()
+    seen: list[AdmissionRequest] = []
+
+    async def tag(req: AdmissionRequest) -> dict[str, Any]:
+        seen.append(req)
+        obj = req.object or {}
+        obj.setdefault("metadata", {}).setdefault("labels", {})["seen-as"] = \
+            req.raw["kind"]["version"]
+        return obj
+
+    server.mutating("/tag", tag)
+    rule = {"operations": ["CREATE"], "apiGroups": ["example.com"], "apiVersions": ["v1"],
+            "resources": ["knobs"]}
+    async with server:
+        await _configure(http, base, MWC, server.mutating_configuration("tag", [
+            {"name": "tag.example.com", "path": "/tag", "rules": [rule]}]))
+        code, body = await call(http, "POST", base + v2, json={
+            "apiVersion": "example.com/v2", "kind": "Knob", "metadata": {"name": "k"},
+            "spec": {"turn": 3}})
+        assert code == 201, body
+        assert body["apiVersion"] == "example.com/v2"
+        assert body["metadata"]["labels"] == {"seen-as": "v1"}
+        assert seen[0].object is not None and seen[0].object["apiVersion"] == "example.com/v1"
+        assert seen[0].raw["requestKind"]["version"] == "v2"
+        assert seen[0].raw["resource"] == {"group": "example.com", "version": "v1",
+                                           "resource": "knobs"}
+        # Exact: a rule for v1 does not see a v2 request at all
+        code, _ = await call(http, "DELETE", base + MWC + "/tag")
+        assert code == 200
+        await _configure(http, base, MWC, server.mutating_configuration("tag", [
+            {"name": "tag.example.com", "path": "/tag", "rules": [rule],
+             "matchPolicy": "Exact"}]))
+        code, body = await call(http, "POST", base + v2, json={
+            "apiVersion": "example.com/v2", "kind": "Knob", "metadata": {"name": "k2"}})
+        assert code == 201 and "labels" not in body["metadata"]
+    assert len(seen) == 1

@@ -93,15 +93,29 @@ class Webhook:
 
     def rule_matches(self, *, operation: str, group: str, version: str, resource: str,
                      subresource: str, namespace: str) -> bool:
-        """Exact match first; with matchPolicy Equivalent a rule naming the same group and
-        resource in another version matches too (kube would send the object converted to
-        that version; the embedded server sends the version of the request)."""
-        for exact in (True, False) if self.match_policy == "Equivalent" else (True,):
-            if any(r.matches(operation=operation, group=group, version=version,
-                             resource=resource, subresource=subresource, namespace=namespace,
-                             exact_version=exact) for r in self.rules):
-                return True
-        return False
+        return self.version_for(operation=operation, group=group, version=version,
+                                resource=resource, subresource=subresource,
+                                namespace=namespace) is not None
+
+    def version_for(self, *, operation: str, group: str, version: str, resource: str,
+                    subresource: str, namespace: str) -> str | None:
+        """The version the webhook is sent the object in, or None if no rule matches: the
+        request's own when a rule names it (or `*`); with matchPolicy Equivalent, else the
+        first version a rule for the same group and resource names (kube converts the object
+        to it)."""
+        def matches(rule: Rule, exact: bool) -> bool:
+            return rule.matches(operation=operation, group=group, version=version,
+                                resource=resource, subresource=subresource,
+                                namespace=namespace, exact_version=exact)
+
+        if any(matches(r, True) for r in self.rules):
+            return version
+        if self.match_policy != "Equivalent":
+            return None
+        for rule in self.rules:
+            if matches(rule, False):
+                return next((v for v in sorted(rule.versions) if v != "*"), version)
+        return None
 
     def selects(self, *, obj: dict[str, Any] | None, old: dict[str, Any] | None,
                 namespace_labels: dict[str, str] | None) -> bool:

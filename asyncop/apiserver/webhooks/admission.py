@@ -34,6 +34,7 @@ import structlog
 
 from asyncop.api import ApiError
 from asyncop.apiserver.core import errors, matchconditions
+from asyncop.apiserver.core.registry import CRD_GR
 from asyncop.apiserver.core.resources import ResourceType
 from asyncop.apiserver.core.webhookconfig import (
     EXEMPT_GROUPS,
@@ -44,6 +45,7 @@ from asyncop.apiserver.core.webhookconfig import (
 )
 from asyncop.apiserver.merge.patch import PatchError, json_patch
 from asyncop.apiserver.storage.objects import copy_obj
+from asyncop.apiserver.storage.views import Views
 from asyncop.apiserver.webhooks.caller import Caller, CallFailed
 
 if TYPE_CHECKING:
@@ -78,6 +80,7 @@ class WebhookAdmission:
     def __init__(self, store: Store, caller: Caller | None = None) -> None:
         self.store = store
         self.caller = caller or Caller(store)
+        self._views = Views()
         self._parsed: dict[tuple[str, str], tuple[tuple[tuple[str, str], ...], list[Webhook]]] \
             = {}
 
@@ -158,19 +161,36 @@ class WebhookAdmission:
             labels = None
         return hook.selects(obj=obj, old=old, namespace_labels=labels)
 
-    def _request(self, attrs: Attributes, obj: dict[str, Any] | None,
+    def _sent_type(self, attrs: Attributes, hook: Webhook) -> ResourceType:
+        """The type the webhook is shown the object as: the request's, or (matchPolicy
+        Equivalent, a rule naming another version) that version's. Objects of a CRD that
+        converts by webhook are already in their storage version here and stay so."""
+        rt = attrs.rt
+        version = hook.version_for(operation=attrs.operation, group=rt.group,
+                                   version=rt.version, resource=rt.plural,
+                                   subresource=attrs.subresource, namespace=attrs.namespace)
+        if version is None or version == rt.version:
+            return rt
+        if rt.crd_name is not None:
+            crd = self.store.raw_get(CRD_GR, "", rt.crd_name) or {}
+            if ((crd.get("spec") or {}).get("conversion") or {}).get("strategy") == "Webhook":
+                return rt
+        return self.store.registry.resolve(rt.group, version, rt.plural) or rt
+
+    def _request(self, attrs: Attributes, sent: ResourceType, obj: dict[str, Any] | None,
                  old: dict[str, Any] | None) -> dict[str, Any]:
         rt = attrs.rt
-        kind = {"group": rt.group, "version": rt.version, "kind": rt.kind}
-        resource = {"group": rt.group, "version": rt.version, "resource": rt.plural}
+        kind = {"group": sent.group, "version": sent.version, "kind": sent.kind}
+        resource = {"group": sent.group, "version": sent.version, "resource": sent.plural}
         request: dict[str, Any] = {
             "uid": str(uuid.UUID(int=self.store.rng.getrandbits(128), version=4)),
             "kind": kind, "resource": resource,
         }
         if attrs.subresource:
             request["subResource"] = attrs.subresource
-        request["requestKind"] = kind
-        request["requestResource"] = resource
+        request["requestKind"] = {"group": rt.group, "version": rt.version, "kind": rt.kind}
+        request["requestResource"] = {"group": rt.group, "version": rt.version,
+                                      "resource": rt.plural}
         if attrs.subresource:
             request["requestSubResource"] = attrs.subresource
         if attrs.name:
@@ -193,7 +213,11 @@ class WebhookAdmission:
         if attrs.dry_run and hook.side_effects not in ("None", "NoneOnDryRun"):
             raise errors.bad_request(f'admission webhook "{hook.name}" does not support dry '
                                      "run")
-        request = self._request(attrs, obj, old)
+        sent = self._sent_type(attrs, hook)
+        if sent is not attrs.rt:  # kube converts to the version the rule names
+            obj = self._views.view(sent, obj) if obj is not None else None
+            old = self._views.view(sent, old) if old is not None else None
+        request = self._request(attrs, sent, obj, old)
         try:
             if hook.match_conditions:
                 call, why = matchconditions.evaluate(hook.match_conditions, obj=obj, old=old,
@@ -227,7 +251,8 @@ class WebhookAdmission:
             ops = orjson.loads(base64.b64decode(patch))
             if not isinstance(ops, list):
                 raise PatchError("the patch is not a JSON array")
-            return json_patch(copy_obj(obj), ops)
+            patched = json_patch(copy_obj(obj), ops)
+            return self._views.view(attrs.rt, patched) if sent is not attrs.rt else patched
         except (ValueError, PatchError) as exc:
             raise errors.internal(f'failed calling webhook "{hook.name}": received invalid '
                                   f"webhook response: {exc}") from exc
