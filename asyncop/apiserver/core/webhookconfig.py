@@ -130,6 +130,32 @@ class Webhook:
         return True
 
 
+@dataclass(frozen=True, slots=True)
+class ClientTarget:
+    """Where a webhook is and which CA to trust (a parsed `clientConfig`)."""
+
+    url: str | None
+    service: ServiceRef | None
+    ca_bundle: bytes | None
+
+
+def client_target(client: Any) -> ClientTarget:
+    """A `clientConfig` (admission and CRD conversion webhooks share its shape)."""
+    client = client if isinstance(client, dict) else {}
+    svc = client.get("service")
+    service = None
+    if isinstance(svc, dict):
+        service = ServiceRef(namespace=str(svc.get("namespace", "")),
+                             name=str(svc.get("name", "")), path=str(svc.get("path") or "/"),
+                             port=int(svc.get("port") or 443))
+    ca = client.get("caBundle")
+    try:
+        ca_bundle = base64.b64decode(ca) if ca else None
+    except ValueError:
+        ca_bundle = None
+    return ClientTarget(str(client["url"]) if client.get("url") else None, service, ca_bundle)
+
+
 def _rule(raw: dict[str, Any]) -> Rule:
     resources: list[tuple[str, str]] = []
     for text in raw.get("resources") or ():
@@ -156,18 +182,7 @@ def parse(configuration: dict[str, Any], *, mutating: bool) -> list[Webhook]:
         if not isinstance(raw, dict):
             continue
         client = raw.get("clientConfig") or {}
-        svc = client.get("service")
-        service = None
-        if isinstance(svc, dict):
-            service = ServiceRef(namespace=str(svc.get("namespace", "")),
-                                 name=str(svc.get("name", "")),
-                                 path=str(svc.get("path") or "/"),
-                                 port=int(svc.get("port") or 443))
-        ca = client.get("caBundle")
-        try:
-            ca_bundle = base64.b64decode(ca) if ca else None
-        except ValueError:
-            ca_bundle = None
+        target = client_target(client)
         out.append(Webhook(
             name=str(raw.get("name", "")), configuration=config_name, mutating=mutating,
             rules=tuple(_rule(r) for r in raw.get("rules") or () if isinstance(r, dict)),
@@ -176,8 +191,8 @@ def parse(configuration: dict[str, Any], *, mutating: bool) -> list[Webhook]:
             match_conditions=tuple((str(c.get("name", "")), str(c.get("expression", "")))
                                    for c in raw.get("matchConditions") or ()
                                    if isinstance(c, dict)),
-            url=str(client["url"]) if client.get("url") else None, service=service,
-            ca_bundle=ca_bundle, failure_policy=str(raw.get("failurePolicy") or "Fail"),
+            url=target.url, service=target.service,
+            ca_bundle=target.ca_bundle, failure_policy=str(raw.get("failurePolicy") or "Fail"),
             match_policy=str(raw.get("matchPolicy") or "Equivalent"),
             timeout=float(raw.get("timeoutSeconds") or DEFAULT_TIMEOUT),
             side_effects=str(raw.get("sideEffects") or ""),
@@ -359,5 +374,17 @@ def _validate_conditions(out: list[StatusCause], conditions: Any, path: str) -> 
                              f"Invalid value: {quote(expression)}: compilation failed: {error}"))
 
 
-__all__ = ["CONFIG_GRS", "EXEMPT_GROUPS", "MUTATING_GR", "VALIDATING_GR", "Rule",
-           "ServiceRef", "Webhook", "defaults", "parse", "validate"]
+__all__ = [
+    "CONFIG_GRS",
+    "EXEMPT_GROUPS",
+    "MUTATING_GR",
+    "VALIDATING_GR",
+    "ClientTarget",
+    "Rule",
+    "ServiceRef",
+    "Webhook",
+    "client_target",
+    "defaults",
+    "parse",
+    "validate",
+]

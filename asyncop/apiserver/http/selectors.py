@@ -17,7 +17,6 @@ from typing import Any
 from asyncop.api.labels import (
     LabelSelector,
     SelectorError,
-    from_match_labels,
     parse_selector,
 )
 from asyncop.apiserver.core import eventsv1
@@ -31,10 +30,6 @@ def parse_label_selector(text: str | None) -> LabelSelector:
         return parse_selector(text)
     except SelectorError as exc:
         raise bad_request(str(exc)) from None
-
-
-def selector_from_match_labels(match_labels: dict[str, str]) -> LabelSelector:
-    return from_match_labels(match_labels)
 
 
 # --- field selectors -------------------------------------------------------------------------

@@ -98,8 +98,7 @@ class Caller:
         connect_url, shown, server_name = self._target(url=url, service=service)
         shown_q = f"{shown}?timeout={int(timeout)}s"
         if self._session is None:
-            self._session = aiohttp.ClientSession(
-                trust_env=False, json_serialize=lambda o: orjson.dumps(o).decode())
+            self._session = aiohttp.ClientSession(trust_env=False)
         try:
             async with self._session.post(
                     connect_url, data=orjson.dumps(body),

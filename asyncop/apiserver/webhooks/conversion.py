@@ -20,14 +20,13 @@ store only ever holds storage-version objects; strategy None types never come he
 
 from __future__ import annotations
 
-import base64
 import uuid
 from typing import TYPE_CHECKING, Any
 
 from asyncop.apiserver.core import errors
 from asyncop.apiserver.core.registry import CRD_GR
 from asyncop.apiserver.core.resources import ResourceType
-from asyncop.apiserver.core.webhookconfig import ServiceRef
+from asyncop.apiserver.core.webhookconfig import client_target
 from asyncop.apiserver.storage.objects import copy_obj
 from asyncop.apiserver.webhooks.caller import Caller, CallFailed
 
@@ -72,26 +71,19 @@ class Conversion:
     async def _call(self, rt: ResourceType, hook: dict[str, Any],
                     objects: list[dict[str, Any]], desired: str) -> list[dict[str, Any]]:
         gvk = f"{desired}, Kind={rt.kind}"
-        client = hook.get("clientConfig") or {}
         versions = hook.get("conversionReviewVersions") or ["v1"]
         version = "v1" if "v1" in versions else "v1beta1"
-        svc = client.get("service")
-        service = None
-        if isinstance(svc, dict):
-            service = ServiceRef(namespace=str(svc.get("namespace", "")),
-                                 name=str(svc.get("name", "")), path=str(svc.get("path") or "/"),
-                                 port=int(svc.get("port") or 443))
-        ca = client.get("caBundle")
+        target = client_target(hook.get("clientConfig"))
         uid = str(uuid.UUID(int=self.store.rng.getrandbits(128), version=4))
         try:
             answer = await self.caller.post(
-                url=client.get("url"), service=service,
-                ca_bundle=base64.b64decode(ca) if ca else None, timeout=TIMEOUT,
+                url=target.url, service=target.service, ca_bundle=target.ca_bundle,
+                timeout=TIMEOUT,
                 body={"kind": "ConversionReview",
                       "apiVersion": f"apiextensions.k8s.io/{version}",
                       "request": {"uid": uid, "desiredAPIVersion": desired,
                                   "objects": objects}})
-        except (CallFailed, ValueError) as exc:
+        except CallFailed as exc:
             raise errors.internal(f"conversion webhook for {gvk} failed: {exc}") from exc
         response = answer.get("response")
         if not isinstance(response, dict):
