@@ -13,6 +13,8 @@ import aiohttp
 import orjson
 import pytest_asyncio
 
+from asyncop.testing import eventually
+
 
 @pytest_asyncio.fixture
 async def http() -> AsyncIterator[aiohttp.ClientSession]:
@@ -26,3 +28,17 @@ async def call(http: aiohttp.ClientSession, method: str, url: str, **kw: Any,
     """The status code and the decoded JSON body of one request."""
     async with http.request(method, url, **kw) as r:
         return r.status, orjson.loads(await r.read())
+
+
+async def install_crd(http: aiohttp.ClientSession, base: str, crd: dict[str, Any],
+                      served_path: str) -> None:
+    """Create `crd` and wait (on the condition, not a fixed time) until `served_path` lists."""
+    code, body = await call(http, "POST",
+                            base + "/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
+                            json=crd)
+    assert code == 201, body
+
+    async def served() -> bool:
+        return (await call(http, "GET", base + served_path))[0] == 200
+
+    await eventually(served, timeout=5, message=f"{served_path} is not served")

@@ -17,7 +17,7 @@ from asyncop.apiserver import ApiServer
 from asyncop.webhook import AdmissionRequest, Denied, WebhookServer
 from tests.apiserver import httpkit
 from tests.apiserver.crdkit import simple_crd
-from tests.apiserver.httpkit import call
+from tests.apiserver.httpkit import call, install_crd
 
 http = httpkit.http
 CM = "/api/v1/namespaces/default/configmaps"
@@ -300,12 +300,10 @@ async def test_custom_resource_defaulted_by_webhook_then_validated(
     base = apiserver_no_sim.url
     crd = simple_crd("sizers", "Sizer", spec_schema={"type": "object", "required": ["size"],
                                   "properties": {"size": {"type": "integer", "minimum": 1}}})
-    code, body = await call(http, "POST", base + "/apis/apiextensions.k8s.io/v1/"
-                            "customresourcedefinitions", json=crd)
-    assert code == 201, body
     group, plural = crd["spec"]["group"], crd["spec"]["names"]["plural"]
     version = crd["spec"]["versions"][0]["name"]
     path = f"/apis/{group}/{version}/namespaces/default/{plural}"
+    await install_crd(http, base, crd, path)
     server = WebhookServer()
 
     async def default_size(req: AdmissionRequest) -> dict[str, Any]:
@@ -319,13 +317,9 @@ async def test_custom_resource_defaulted_by_webhook_then_validated(
             {"name": "default.example.com", "path": "/default",
              "rules": [{"operations": ["CREATE"], "apiGroups": [group], "apiVersions": ["*"],
                         "resources": [plural]}]}]))
-        for _ in range(50):  # the CRD's resources are served once Established
-            code, body = await call(http, "POST", base + path, json={
-                "apiVersion": f"{group}/{version}", "kind": crd["spec"]["names"]["kind"],
-                "metadata": {"name": "w"}, "spec": {}})
-            if code != 404:
-                break
-            await asyncio.sleep(0.02)
+        code, body = await call(http, "POST", base + path, json={
+            "apiVersion": f"{group}/{version}", "kind": crd["spec"]["names"]["kind"],
+            "metadata": {"name": "w"}, "spec": {}})
     assert code == 201, body
     assert body["spec"] == {"size": 3}
 
@@ -355,9 +349,31 @@ async def test_configurations_are_validated_and_defaulted(
     assert (hook["failurePolicy"], hook["matchPolicy"], hook["timeoutSeconds"]) == \
         ("Fail", "Equivalent", 10)
     assert hook["namespaceSelector"] == {} and hook["objectSelector"] == {}
-    # a webhook configured for its own kind is never called (it could not be removed)
-    code, _ = await call(http, "DELETE", base + VWC + "/ok")
-    assert code == 200
+
+
+async def test_a_broken_webhook_for_everything_can_still_be_removed(
+        apiserver_no_sim: ApiServer, http: aiohttp.ClientSession) -> None:
+    """kube never sends its admission configuration kinds to webhooks, so a webhook that
+    matches every request and always fails can still be deleted."""
+    base = apiserver_no_sim.url
+    server = WebhookServer()
+    async with server:
+        dead, bundle = server.url("/gone"), server.ca_bundle
+    everything = {"operations": ["*"], "apiGroups": ["*"], "apiVersions": ["*"],
+                  "resources": ["*/*"]}
+    for path, name in ((VWC, "all-v"), (MWC, "all-m")):
+        await _configure(http, base, path, {"metadata": {"name": name}, "webhooks": [
+            {"name": f"{name}.example.com", "rules": [everything], "sideEffects": "None",
+             "admissionReviewVersions": ["v1"],
+             "clientConfig": {"url": dead, "caBundle": bundle}}]})
+    code, body = await call(http, "POST", base + CM, json=_cm("blocked"))
+    assert code == 500 and "failed calling webhook" in body["message"]  # it does apply
+    code, body = await call(http, "DELETE", base + VWC + "/all-v")
+    assert code == 200, body
+    code, body = await call(http, "DELETE", base + MWC + "/all-m")
+    assert code == 200, body
+    code, body = await call(http, "POST", base + CM, json=_cm("free"))
+    assert code == 201, body
 
 
 async def test_webhooks_see_the_user_the_rbac_mode_authenticated(
@@ -402,14 +418,8 @@ def _two_version_crd() -> dict[str, Any]:
 async def test_match_policy_equivalent_sends_the_version_the_rule_names(
         apiserver_no_sim: ApiServer, http: aiohttp.ClientSession) -> None:
     base = apiserver_no_sim.url
-    code, body = await call(http, "POST", base + "/apis/apiextensions.k8s.io/v1/"
-                            "customresourcedefinitions", json=_two_version_crd())
-    assert code == 201, body
     v2 = "/apis/example.com/v2/namespaces/default/knobs"
-    for _ in range(100):
-        if (await call(http, "GET", base + v2))[0] == 200:
-            break
-        await asyncio.sleep(0.02)
+    await install_crd(http, base, _two_version_crd(), v2)
     server = WebhookServer()
     seen: list[AdmissionRequest] = []
 
@@ -446,3 +456,47 @@ async def test_match_policy_equivalent_sends_the_version_the_rule_names(
             "apiVersion": "example.com/v2", "kind": "Knob", "metadata": {"name": "k2"}})
         assert code == 201 and "labels" not in body["metadata"]
     assert len(seen) == 1
+
+
+async def test_a_patch_is_admitted_again_when_the_object_changed_meanwhile(
+        apiserver_no_sim: ApiServer, http: aiohttp.ClientSession) -> None:
+    """While the mutating webhook runs, another client changes the object: a patch (no
+    resourceVersion named) is admitted again against the new object, as kube's
+    GuaranteedUpdate does; an update that named the old resourceVersion gets 409."""
+    base = apiserver_no_sim.url
+    code, created = await call(http, "POST", base + CM, json=_cm("raced"))
+    assert code == 201
+    server = WebhookServer()
+    calls: list[dict[str, Any]] = []
+
+    async def race(req: AdmissionRequest) -> dict[str, Any]:
+        calls.append(req.object or {})
+        if len(calls) == 1:  # someone else writes while this request is being admitted
+            code, _ = await call(http, "PATCH", base + CM + "/raced",
+                                 data=b'{"data":{"other":"writer"}}',
+                                 headers={"Content-Type": "application/merge-patch+json"})
+            assert code == 200
+        obj = req.object or {}
+        obj.setdefault("metadata", {}).setdefault("annotations", {})["admitted"] = "yes"
+        return obj
+
+    server.mutating("/race", race)
+    rule = {"operations": ["UPDATE"], "apiGroups": [""], "apiVersions": ["v1"],
+            "resources": ["configmaps"]}
+    async with server:
+        # only requests carrying this label go to the webhook (not the concurrent writer's)
+        await _configure(http, base, MWC, server.mutating_configuration("race", [
+            {"name": "race.example.com", "path": "/race", "rules": [rule],
+             "objectSelector": {"matchLabels": {"race": "on"}}}]))
+        code, body = await call(http, "PATCH", base + CM + "/raced",
+                                data=b'{"metadata":{"labels":{"race":"on"}},"data":{"mine":"1"}}',
+                                headers={"Content-Type": "application/merge-patch+json"})
+        assert code == 200, body
+        assert body["data"] == {"fixed": "1", "other": "writer", "mine": "1"}
+        assert body["metadata"]["annotations"] == {"admitted": "yes"}
+        assert len(calls) == 2 and "other" in calls[1]["data"]  # admitted again
+        stale = dict(body, data={"fixed": "2"})
+        stale["metadata"] = {**body["metadata"], "resourceVersion":
+                             created["metadata"]["resourceVersion"]}
+        code, status = await call(http, "PUT", base + CM + "/raced", json=stale)
+        assert code == 409 and status["reason"] == "Conflict"

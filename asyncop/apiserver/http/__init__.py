@@ -2,8 +2,9 @@
 
 - `router`: URL dispatch (`/api`, `/apis`, discovery, OpenAPI, health, `/metrics`), the kube
   verb of a request, faults, authentication and the RBAC hook; every failure is a Status;
-- `objects`: get, list, create, update, patch (JSON, merge, strategic, apply), delete,
+- `objects`: get, list, create, update, patch, delete,
   deletecollection, status/scale; writes go through `webhooks.pipeline`;
+- `patching`: JSON, merge and strategic merge patches and server-side apply, kube's errors;
 - `watches`: watch streams — start points, resume, bookmarks, timeouts, Table lines;
 - `wire`: bodies (JSON, YAML, protobuf), content negotiation, responses, query options;
 - `listing` (limit/continue, resourceVersion semantics), `selectors` (field selectors; label

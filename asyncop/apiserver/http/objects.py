@@ -14,7 +14,7 @@ from aiohttp import web
 
 from asyncop.apiserver.core import errors, paths
 from asyncop.apiserver.core.resources import ResourceType
-from asyncop.apiserver.http import bodylimits, listing, sharding
+from asyncop.apiserver.http import listing, patching, sharding
 from asyncop.apiserver.http.rbac import user_of
 from asyncop.apiserver.http.selectors import matcher, parse_field_selector, parse_label_selector
 from asyncop.apiserver.http.wire import (
@@ -30,9 +30,6 @@ from asyncop.apiserver.http.wire import (
     wants_metadata,
     wants_table,
 )
-from asyncop.apiserver.merge import apply
-from asyncop.apiserver.merge import patch as patches
-from asyncop.apiserver.merge.patch import PatchError
 from asyncop.apiserver.storage.objects import copy_obj
 from asyncop.apiserver.storage.store import Store
 from asyncop.apiserver.storage.views import Views
@@ -237,8 +234,8 @@ class ObjectRoutes:
                 raise errors.not_found(rt, t.name)
             (old,) = await self.served(rt, [current])
             rt, body = await self._to_storage(rt, body, ctx, old=old)
-        obj = await self.admitted.update(rt, lambda _old: body, namespace=t.namespace,
-                                         name=t.name, subresource=t.subresource, ctx=ctx)
+        obj = await self.admitted.update(rt, body, namespace=t.namespace, name=t.name,
+                                         subresource=t.subresource, ctx=ctx)
         return await self._respond(request, t.rt, obj, ctx=ctx)
 
     async def patch(self, request: web.Request, t: Target) -> web.Response:
@@ -277,16 +274,16 @@ class ObjectRoutes:
             if old is None:
                 raise errors.not_found(rt, t.name)
             scale = self._scale(rt, old)
-            patched_scale = self._apply_patch(rt, scale, patch, content_type, "Scale")
+            patched_scale = patching.apply_patch(rt, scale, patch, content_type, "Scale")
             return self._write_scale(t, patched_scale, ctx)
         if is_apply and not isinstance(patch, dict):
             raise errors.bad_request("error decoding YAML: the apply configuration must be "
                                      "an object")
         if is_apply:
-            _check_apply_type(rt, patch)
+            patching.check_apply_type(rt, patch)
         if is_apply and old is None:
-            merged = self._server_side_apply(rt, None, patch, manager=manager, force=force,
-                                             subresource=t.subresource)
+            merged = patching.server_side_apply(rt, None, patch, manager=manager, force=force,
+                                                subresource=t.subresource, now=self.store.now())
             if rt.namespaced:
                 merged.setdefault("metadata", {}).setdefault("namespace", ns)
             merged.get("metadata", {}).pop("resourceVersion", None)
@@ -296,67 +293,21 @@ class ObjectRoutes:
 
         def patched(current: dict[str, Any]) -> dict[str, Any]:
             if is_apply:
-                return self._server_side_apply(rt, current, patch, manager=manager, force=force,
-                                               subresource=t.subresource)
-            return self._apply_patch(rt, copy_obj(current), patch, content_type, rt.kind)
+                return patching.server_side_apply(rt, current, patch, manager=manager,
+                                                  force=force, subresource=t.subresource,
+                                                  now=self.store.now())
+            return patching.apply_patch(rt, copy_obj(current), patch, content_type, rt.kind)
 
         if self.conversion.webhook(rt) is not None:
             assert old is not None
             (current,) = await self.served(rt, [old])
             storage_rt, result = await self._to_storage(rt, patched(current), ctx, old=current)
-            obj = await self.admitted.update(storage_rt, lambda _old: result,
-                                             namespace=t.namespace, name=t.name,
-                                             subresource=t.subresource, ctx=ctx)
+            obj = await self.admitted.update(storage_rt, result, namespace=t.namespace,
+                                             name=t.name, subresource=t.subresource, ctx=ctx)
         else:
-            obj = await self.admitted.update(rt, patched, namespace=t.namespace, name=t.name,
-                                             subresource=t.subresource, ctx=ctx)
+            obj = await self.admitted.update(rt, patch=patched, namespace=t.namespace,
+                                             name=t.name, subresource=t.subresource, ctx=ctx)
         return await self._respond(request, rt, obj, ctx=ctx)
-
-    def _server_side_apply(self, rt: ResourceType, current: dict[str, Any] | None, patch: Any,
-                           *, manager: str, force: str | None,
-                           subresource: str) -> dict[str, Any]:
-        try:
-            return apply.server_side_apply(
-                copy_obj(current) if current is not None else None, patch,
-                manager=manager, force=(force or "").lower() == "true",
-                now=self.store.now(), operation_subresource=subresource,
-                ignore_fields=("status",) if rt.has_status and not subresource else (),
-                schema=rt.schema if rt.is_custom else None)
-        except apply.ApplyConflict as exc:
-            raise _apply_conflict(rt, str((current or {}).get("metadata", {}).get("name", "")),
-                                  exc) from exc
-        except PatchError as exc:
-            raise errors.bad_request(str(exc)) from exc
-
-    def _apply_patch(self, rt: ResourceType, doc: dict[str, Any], patch: Any,
-                     content_type: str, kind: str) -> dict[str, Any]:
-        try:
-            if content_type == "application/json-patch+json":
-                if not isinstance(patch, list):
-                    raise errors.bad_request(
-                        "error decoding patch: json: cannot unmarshal object into Go value of "
-                        "type []handlers.jsonPatchOp")
-                if len(patch) > 10_000:
-                    raise errors.invalid(rt, doc["metadata"]["name"], [errors.cause(
-                        "", "FieldValueTooMany", "Too many: the JSON patch has too many ops")])
-                result: Any = patches.json_patch(doc, patch)
-                bodylimits.check_value(result)  # copy/move can nest an object in itself
-            elif content_type == "application/merge-patch+json":
-                if not isinstance(patch, dict):
-                    raise errors.bad_request("error decoding patch: the merge patch must be a "
-                                             "JSON object")
-                result = patches.merge_patch(doc, patch)
-            else:
-                if not isinstance(patch, dict):
-                    raise errors.bad_request("error decoding patch: the strategic merge patch "
-                                             "must be a JSON object")
-                result = patches.strategic_merge_patch(doc, patch, kind=kind)
-        except PatchError as exc:
-            raise errors.invalid(rt, doc["metadata"]["name"], [errors.cause(
-                "", "FieldValueInvalid", str(exc))]) from exc
-        if not isinstance(result, dict):
-            raise errors.bad_request("the patched document is not an object")
-        return result
 
     # --- scale -----------------------------------------------------------------------------------
 
@@ -469,16 +420,6 @@ class ObjectRoutes:
         return options
 
 
-def _check_apply_type(rt: ResourceType, patch: dict[str, Any]) -> None:
-    """kube's field manager (versionCheckManager): an apply configuration names exactly the
-    group, version and kind of the endpoint it is sent to."""
-    api_version = str(patch.get("apiVersion") or "")
-    group, _, version = api_version.rpartition("/")
-    kind = str(patch.get("kind") or "")
-    if (group, version, kind) != (rt.group, rt.version, rt.kind):
-        raise errors.bad_request(f"invalid object type: {group}/{version}, Kind={kind}")
-
-
 def _grace(options: dict[str, Any]) -> int | None:
     value = options.get("gracePeriodSeconds")
     if value is None or value == "":
@@ -497,32 +438,3 @@ def _policy(options: dict[str, Any]) -> str | None:
     if orphan is True:
         return "Orphan"
     return None
-
-
-def _apply_conflict(rt: ResourceType, name: str, exc: apply.ApplyConflict) -> Any:
-    err = errors.conflict(rt, name, "")
-    conflicts = exc.conflicts
-    n = len(conflicts)
-    lines = "".join(f"\n- {c}" for c in conflicts) if n > 1 else (
-        f": {conflicts[0]}" if conflicts else "")
-    err.status["message"] = exc.message or \
-        f"Apply failed with {n} conflict{'s' if n != 1 else ''}{lines}"
-    err.status.setdefault("details", {})["causes"] = exc.causes or [
-        {"reason": "FieldManagerConflict", "message": c.rsplit(": ", 1)[0],
-         "field": c.rsplit(": ", 1)[-1] if ": " in c else ""} for c in conflicts]
-    return err
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-

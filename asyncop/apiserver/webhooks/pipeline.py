@@ -34,6 +34,7 @@ from asyncop.api import Conflict
 from asyncop.apiserver.core import errors
 from asyncop.apiserver.core.eventsv1 import is_events_v1
 from asyncop.apiserver.core.resources import ResourceType
+from asyncop.apiserver.core.webhookconfig import Webhook
 from asyncop.apiserver.storage.objects import copy_obj
 from asyncop.apiserver.storage.views import Views
 from asyncop.apiserver.storage.writer import DeleteResult, WriteContext, Writer
@@ -99,54 +100,61 @@ class AdmittedWriter:
                                   ctx=replace(ctx, uid=candidate["metadata"]["uid"],
                                               warnings=[]))
 
-    async def update(self, rt: ResourceType, body_for: Callable[[dict[str, Any]], Any], *,
+    async def update(self, rt: ResourceType, body: Any = None, *,
+                     patch: Callable[[dict[str, Any]], Any] | None = None,
                      namespace: str | None, name: str, subresource: str = "",
                      ctx: WriteContext) -> dict[str, Any]:
-        """Update with the body `body_for(current object as served)` — called again when the
-        object changed while webhooks ran and the body named no resourceVersion."""
+        """Update with `body` (PUT) or with `patch(current object as served)` (PATCH: applied
+        again when the object changed while webhooks ran and the result named no
+        resourceVersion). The served view of the current object is made only for a patch or
+        for webhooks, never for a plain PUT."""
         ns = (namespace or "") if rt.namespaced else ""
         for _attempt in range(RETRIES):
             old = self.store.raw_get(rt.gr, ns, name)
             if old is None:
                 raise errors.not_found(rt, name)
-            if not self.admission.active():
-                return self.writer.update(rt, body_for(self._view(rt, old)),
-                                          namespace=namespace, name=name,
-                                          subresource=subresource, ctx=ctx)
-            attrs = Attributes("UPDATE", rt, ns, name, subresource=subresource, user=ctx.user,
-                               dry_run=ctx.dry_run, options=_options("UpdateOptions", ctx))
-            mutating = self.admission.candidates(attrs, mutating=True)
-            validating = self.admission.candidates(attrs, mutating=False)
-            body = body_for(self._view(rt, old))
+            mutating: list[Webhook] = []
+            validating: list[Webhook] = []
+            if self.admission.active():  # nothing configured: no attributes, no view
+                attrs = Attributes("UPDATE", rt, ns, name, subresource=subresource,
+                                   user=ctx.user, dry_run=ctx.dry_run,
+                                   options=_options("UpdateOptions", ctx))
+                mutating = self.admission.candidates(attrs, mutating=True)
+                validating = self.admission.candidates(attrs, mutating=False)
             if not mutating and not validating:
-                return self.writer.update(rt, body, namespace=namespace, name=name,
-                                          subresource=subresource, ctx=ctx)
-            named_rv = isinstance(body, dict) and bool(
-                (body.get("metadata") or {}).get("resourceVersion"))
+                return self.writer.update(
+                    rt, body if patch is None else patch(self._view(rt, old)),
+                    namespace=namespace, name=name, subresource=subresource, ctx=ctx)
             old_view = self._view(rt, old)
-            obj = self.writer.update(rt, copy_obj(body), namespace=namespace, name=name,
+            new_body = body if patch is None else patch(old_view)
+            # did the client name a resourceVersion? A patch's result carries the current
+            # one (it was patched onto it): only a different one was named by the patch
+            rv = (new_body.get("metadata") or {}).get("resourceVersion") \
+                if isinstance(new_body, dict) else None
+            named_rv = bool(rv) and (patch is None or rv != old["metadata"]["resourceVersion"])
+            obj = self.writer.update(rt, copy_obj(new_body), namespace=namespace, name=name,
                                      subresource=subresource,
                                      ctx=replace(ctx, until_admission=True))
             if mutating:
                 obj = await self.admission.mutate(attrs, mutating, obj, old_view) or obj
             obj.setdefault("metadata", {})["resourceVersion"] = \
-                old["metadata"]["resourceVersion"] if not named_rv else \
-                body["metadata"]["resourceVersion"]
-            candidate = self.writer.update(rt, copy_obj(obj), namespace=namespace, name=name,
-                                           subresource=subresource,
-                                           ctx=replace(ctx, dry_run=True, warnings=[]))
-            if validating:
-                await self.admission.validate(attrs, validating, self._view(rt, candidate),
-                                              old_view)
-            ctx.warnings.extend(attrs.warnings)
-            if ctx.dry_run:
-                return candidate
-            try:
-                return self.writer.update(rt, obj, namespace=namespace, name=name,
-                                          subresource=subresource, ctx=replace(ctx, warnings=[]))
+                rv if named_rv else old["metadata"]["resourceVersion"]
+            try:  # the object may have changed while the webhooks ran: checked again here
+                candidate = self.writer.update(rt, copy_obj(obj), namespace=namespace,
+                                               name=name, subresource=subresource,
+                                               ctx=replace(ctx, dry_run=True, warnings=[]))
+                if validating:
+                    await self.admission.validate(attrs, validating,
+                                                  self._view(rt, candidate), old_view)
+                result = candidate if ctx.dry_run else self.writer.update(
+                    rt, obj, namespace=namespace, name=name, subresource=subresource,
+                    ctx=replace(ctx, warnings=[]))
             except Conflict:
                 if named_rv or _attempt == RETRIES - 1:
                     raise
+                continue  # admitted again against the new object
+            ctx.warnings.extend(attrs.warnings)
+            return result
         raise AssertionError("unreachable: the last attempt returns or raises")
 
     async def delete(self, rt: ResourceType, namespace: str | None, name: str, *,
