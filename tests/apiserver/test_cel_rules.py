@@ -10,10 +10,9 @@ import aiohttp
 import pytest
 
 from asyncop.apiserver import ApiServer
-from asyncop.testing import eventually
 from tests.apiserver import httpkit
 from tests.apiserver.crdkit import simple_crd
-from tests.apiserver.httpkit import call
+from tests.apiserver.httpkit import call, install_crd
 
 http = httpkit.http
 CRDS = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
@@ -58,14 +57,7 @@ def scaler(obj_name: str, **spec: Any) -> dict[str, Any]:
 @pytest.fixture
 async def url(apiserver_no_sim: ApiServer, http: aiohttp.ClientSession) -> str:
     base = apiserver_no_sim.url
-    code, body = await call(http, "POST", base + CRDS, json=CRD)
-    assert code == 201, body
-
-    async def served() -> bool:
-        code, _ = await call(http, "GET", base + SCALERS)
-        return code == 200
-
-    await eventually(served, timeout=5)
+    await install_crd(http, base, CRD, SCALERS)
     return base
 
 

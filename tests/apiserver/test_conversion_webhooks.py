@@ -4,7 +4,6 @@ once, as v2; reads, writes and watches through v1 go through the webhook."""
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -15,7 +14,7 @@ import pytest_asyncio
 from asyncop.apiserver import ApiServer
 from asyncop.webhook import WebhookServer
 from tests.apiserver import httpkit
-from tests.apiserver.httpkit import call
+from tests.apiserver.httpkit import call, install_crd
 
 http = httpkit.http
 CRDS = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
@@ -64,12 +63,7 @@ async def dials(apiserver_no_sim: ApiServer, http: aiohttp.ClientSession,
     server = WebhookServer()
     server.conversion("/convert", convert)
     async with server:
-        code, body = await call(http, "POST", apiserver_no_sim.url + CRDS, json=_crd(server))
-        assert code == 201, body
-        for _ in range(100):  # served once Established
-            if (await call(http, "GET", apiserver_no_sim.url + V1))[0] == 200:
-                break
-            await asyncio.sleep(0.02)
+        await install_crd(http, apiserver_no_sim.url, _crd(server), V1)
         yield server
 
 
