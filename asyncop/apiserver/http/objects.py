@@ -67,6 +67,13 @@ class ObjectRoutes:
             objs = await self.conversion.convert(rt, hook, objs, rt.api_version)
         return [self._views.view(rt, o) for o in objs]
 
+    async def served_one(self, rt: ResourceType, obj: dict[str, Any]) -> dict[str, Any]:
+        """One stored object as served (`served` without the lists, for every response)."""
+        hook = self.conversion.webhook(rt)
+        if hook is not None:
+            (obj,) = await self.conversion.convert(rt, hook, [obj], rt.api_version)
+        return self._views.view(rt, obj)
+
     async def _to_storage(self, rt: ResourceType, body: Any, ctx: WriteContext, *,
                           old: dict[str, Any] | None = None) -> tuple[ResourceType, Any]:
         """A write body in `rt`'s version, as the storage version when the CRD converts by
@@ -93,7 +100,7 @@ class ObjectRoutes:
         table_wanted = wants_table(request)
         if not table_wanted and wants_metadata(request):
             return json_response(partial_metadata(obj), status=status)
-        (served,) = await self.served(rt, [obj])
+        served = await self.served_one(rt, obj)
         if table_wanted:
             table = to_table(rt, [served],
                                         include_object=request.query.get("includeObject",
@@ -232,7 +239,7 @@ class ObjectRoutes:
             current = self.store.raw_get(rt.gr, t.namespace or "", t.name)
             if current is None:
                 raise errors.not_found(rt, t.name)
-            (old,) = await self.served(rt, [current])
+            old = await self.served_one(rt, current)
             rt, body = await self._to_storage(rt, body, ctx, old=old)
         obj = await self.admitted.update(rt, body, namespace=t.namespace, name=t.name,
                                          subresource=t.subresource, ctx=ctx)
@@ -300,7 +307,7 @@ class ObjectRoutes:
 
         if self.conversion.webhook(rt) is not None:
             assert old is not None
-            (current,) = await self.served(rt, [old])
+            current = await self.served_one(rt, old)
             storage_rt, result = await self._to_storage(rt, patched(current), ctx, old=current)
             obj = await self.admitted.update(storage_rt, result, namespace=t.namespace,
                                              name=t.name, subresource=t.subresource, ctx=ctx)
@@ -374,7 +381,7 @@ class ObjectRoutes:
             return json_response({"kind": "Status", "apiVersion": "v1", "metadata": {},
                                   "status": "Success", "details": details},
                                  warnings=ctx.warnings)
-        (served,) = await self.served(t.rt, [result.obj])
+        served = await self.served_one(t.rt, result.obj)
         return json_response(served, warnings=ctx.warnings)
 
     async def delete_collection(self, request: web.Request, t: Target) -> web.Response:
