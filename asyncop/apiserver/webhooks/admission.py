@@ -14,8 +14,9 @@ that is all a webhook accepts):
 A denial becomes the webhook's Status (kube's `admission webhook "x" denied the request: …`,
 code ≥ 400). A webhook that cannot be called, times out or answers malformed is a failure:
 with `failurePolicy: Fail` the request gets 500 `Internal error occurred: failed calling
-webhook "x": …`, with `Ignore` the webhook is skipped. A dry-run request refuses webhooks
-that declare side effects. Warnings a webhook returns reach the client's Warning headers.
+webhook "x": …`, with `Ignore` the webhook is skipped. Dry runs reach webhooks with
+`dryRun: true` (v1 configurations may only declare sideEffects None or NoneOnDryRun, so kube's
+"does not support dry run" refusal cannot arise). Warnings reach the client's Warning headers.
 
 Invariants: no configuration, no cost (one count per configuration kind); the objects passed
 in are never mutated (patches apply to copies); nothing here writes to the store.
@@ -210,9 +211,6 @@ class WebhookAdmission:
                     old: dict[str, Any] | None) -> dict[str, Any] | None:
         """Call one webhook: the patched object (mutating, if it patched), else None.
         Raises the denial, or the failure when the policy is Fail."""
-        if attrs.dry_run and hook.side_effects not in ("None", "NoneOnDryRun"):
-            raise errors.bad_request(f'admission webhook "{hook.name}" does not support dry '
-                                     "run")
         sent = self._sent_type(attrs, hook)
         if sent is not attrs.rt:  # kube converts to the version the rule names
             obj = self._views.view(sent, obj) if obj is not None else None
