@@ -1,4 +1,4 @@
-"""The embedded Kubernetes API server (imports only asyncop.api, asyncop.clock, asyncop.certs).
+"""The embedded Kubernetes API server (imports only asyncop.api, clock, certs, kubespec).
 
 `ApiServer` serves real HTTP on 127.0.0.1 (HTTPS + token on request); `Store` is its
 in-process API (simulators, tests). A request flows down through the packages, each layer
@@ -10,7 +10,8 @@ importing only the ones below it (import-linter checks it, and that nothing is c
       webhooks                    admission and conversion webhooks around the Writer
       storage ─ simulators        the MVCC store, the one write pipeline, watch fan-out;
                                   the controllers kube would run (GC, kubelet, …)
-      tables ─ openapi ─ protobuf server-side Tables, OpenAPI documents, protobuf bodies
+      tables ─ openapi ─ protobuf server-side Tables, OpenAPI documents, protobuf bodies;
+      ─ builtin                   built-in kinds decoded, defaulted and validated as kube does
       core                        ResourceType, the registry, errors, CRD and metadata rules
       schema ─ merge              structural schemas and CEL; JSON/merge/strategic patches
                                   and server-side apply

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
+from asyncop.apiserver import builtin
 from asyncop.apiserver.core import crds, errors, eventsv1
 from asyncop.apiserver.core.objectmeta import (
     check_field_types,
@@ -31,8 +32,7 @@ from asyncop.apiserver.core.resources import ResourceType
 from asyncop.apiserver.merge import apply
 from asyncop.apiserver.schema import cel as cel
 from asyncop.apiserver.schema.checks import apply_defaults, prune, validate
-from asyncop.apiserver.storage import crdstate, validation
-from asyncop.apiserver.storage import defaults as defaults
+from asyncop.apiserver.storage import crdstate
 from asyncop.apiserver.storage.objects import copy_obj
 from asyncop.clock import format_time
 
@@ -112,7 +112,7 @@ class Writer:
             meta.pop(key, None)
         if rt.has_status and rt.gr != NAMESPACE_GR:
             obj.pop("status", None)
-        defaults.defaults(rt, obj, None)
+        builtin.defaults(rt, obj, None)
         if rt.is_custom:
             self.custom_pipeline(rt, obj, ctx)
         for hook in self.store.admission(rt.gr):
@@ -141,7 +141,7 @@ class Writer:
                 err.status.setdefault("details", {})["retryAfterSeconds"] = 1
             raise err
         causes = validate_name(rt, meta["name"]) + validate_metadata(meta)
-        causes += validation.validate(rt, obj, None)
+        causes += builtin.validate(rt, obj, None)
         if rt.gr == CRD_GR:
             causes += crds.validate_crd(obj)
         if causes:
@@ -280,7 +280,7 @@ class Writer:
                     obj["status"] = old["status"]
                 else:
                     obj.pop("status", None)
-            defaults.defaults(rt, obj, old)
+            builtin.defaults(rt, obj, old)
             if rt.is_custom:
                 self.custom_pipeline(rt, obj, ctx, old)
         obj["apiVersion"] = old["apiVersion"]
@@ -299,7 +299,7 @@ class Writer:
             return obj
         causes = validate_metadata(meta)
         if subresource != "status":
-            causes += validation.validate(rt, obj, old)
+            causes += builtin.validate(rt, obj, old)
         if rt.gr == CRD_GR:
             causes += crds.validate_crd_update(obj, old)
         if causes:

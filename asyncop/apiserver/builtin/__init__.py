@@ -1,0 +1,84 @@
+"""Built-in kinds as kube-apiserver treats them: typed decoding, defaults, validation.
+
+kube decodes a built-in object into its Go type (unknown and duplicate fields, wrong JSON
+types), defaults it (`SetDefaults_*`), then validates it (`pkg/apis/*/validation`). The same
+three steps happen here, on JSON dicts, in this order, from the Writer
+(`storage/writer.py`):
+
+- `decode`: the object against kube's schema of the kind (`asyncop.kubespec`, the
+  version the server reports);
+- `defaults(rt, obj, old)`: on create (old is None) and main-endpoint updates;
+- `validate(rt, obj, old)`: after admission, the 422 causes in kube's words.
+
+One module per family of kinds, each with its `DEFAULTS` and `VALIDATORS` tables keyed by
+storage identity (group, plural): `pods` (Pod and the pod template every workload embeds),
+`workloads` (apps/v1), `batch` (Job, CronJob), `services`, `config` (ConfigMap, Secret),
+`namespaces`, `events`, `coordination` (Lease); `fields` holds the shared checks with
+kube's messages. CRDs and webhook configurations keep their rules in `core` (`crds`,
+`webhookconfig`) and are dispatched from here. Invariants: defaults fill only absent fields;
+validators never raise on a value of the wrong shape and never mutate `old`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import orjson
+
+from asyncop.api import StatusCause
+from asyncop.apiserver.builtin import (
+    batch,
+    config,
+    coordination,
+    events,
+    namespaces,
+    pods,
+    services,
+    workloads,
+)
+from asyncop.apiserver.core import crds
+from asyncop.apiserver.core import webhookconfig as webhook_config
+from asyncop.apiserver.core.resources import ResourceType
+
+Obj = dict[str, Any]
+Defaulter = Callable[[Obj, Obj | None], None]
+Validator = Callable[[Obj, Obj | None], list[StatusCause]]
+
+
+def _crd_defaults(obj: Obj, old: Obj | None) -> None:
+    status = old.get("status") if old is not None else None
+    obj["status"] = orjson.loads(orjson.dumps(status)) if isinstance(status, dict) else {}
+    crds.default_crd(obj)
+
+
+_FAMILIES = (pods, workloads, batch, services, config, namespaces, events, coordination)
+
+_DEFAULTS: dict[tuple[str, str], Defaulter] = {
+    ("apiextensions.k8s.io", "customresourcedefinitions"): _crd_defaults,
+    webhook_config.VALIDATING_GR: lambda obj, _old: webhook_config.defaults(obj, False),
+    webhook_config.MUTATING_GR: lambda obj, _old: webhook_config.defaults(obj, True),
+}
+_VALIDATORS: dict[tuple[str, str], Validator] = {
+    webhook_config.VALIDATING_GR: lambda obj, _old: webhook_config.validate(obj, False),
+    webhook_config.MUTATING_GR: lambda obj, _old: webhook_config.validate(obj, True),
+}
+for _family in _FAMILIES:
+    _DEFAULTS.update(_family.DEFAULTS)
+    _VALIDATORS.update(_family.VALIDATORS)
+
+
+def defaults(rt: ResourceType, obj: Obj, old: Obj | None) -> None:
+    """kube's defaults of a built-in kind (nothing for kinds without any)."""
+    fn = _DEFAULTS.get(rt.gr)
+    if fn is not None:
+        fn(obj, old)
+
+
+def validate(rt: ResourceType, obj: Obj, old: Obj | None) -> list[StatusCause]:
+    """kube's validation of a built-in kind: the causes of a 422 (empty: valid)."""
+    fn = _VALIDATORS.get(rt.gr)
+    return fn(obj, old) if fn is not None else []
+
+
+__all__ = ["defaults", "validate"]
