@@ -1,8 +1,12 @@
 """List options: resourceVersion/resourceVersionMatch rules, limits and continue tokens.
 
 A continue token is base64url(JSON{"v","rv","start","s","o"}): the list's resourceVersion,
-the next key (informational), the id of the stored snapshot and the offset in it. Invariant:
-every page of one list is cut from the same snapshot and reports the first page's rv.
+the next key (informational), the id of the stored snapshot and the offset in it. Invariants:
+every page of one list is cut from the same snapshot and reports the first page's rv; a
+snapshot id is random and a snapshot serves only lists of the scope it was cut for
+(resource, namespace, selectors), so a forged or borrowed token reads nothing the request
+itself could not (kube's tokens hold a key relative to the requested resource's prefix,
+which has the same effect).
 """
 
 from __future__ import annotations
@@ -64,6 +68,10 @@ def encode_token(rv: int, snap: str, offset: int, next_meta: dict[str, Any]) -> 
 def decode_token(token: str) -> tuple[int, str, int]:
     try:
         data = orjson.loads(base64.urlsafe_b64decode(token + "=" * (-len(token) % 4)))
-        return int(data["rv"]), str(data["s"]), int(data["o"])
+        rv, snap, offset = int(data["rv"]), str(data["s"]), int(data["o"])
     except (ValueError, KeyError, TypeError, orjson.JSONDecodeError):
         raise errors.bad_request("continue key is not valid: illegal base64 data") from None
+    if offset < 0 or rv < 0:
+        raise errors.bad_request("continue key is not valid: incorrect encoded start "
+                                 "resourceVersion (version meta.k8s.io/v1)")
+    return rv, snap, offset

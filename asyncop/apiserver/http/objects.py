@@ -31,7 +31,7 @@ from asyncop.apiserver.http.wire import (
     wants_table,
 )
 from asyncop.apiserver.storage.objects import copy_obj
-from asyncop.apiserver.storage.store import Store
+from asyncop.apiserver.storage.store import ScopeMismatch, Store
 from asyncop.apiserver.storage.views import Views
 from asyncop.apiserver.storage.writer import WriteContext, Writer
 from asyncop.apiserver.tables.table import to_table
@@ -156,9 +156,16 @@ class ObjectRoutes:
         if requested is not None and requested > current:
             raise errors.too_large_rv(requested, current)
         limit = listing.parse_limit(q.get("limit"))
+        scope = (rt.gr, t.namespace if rt.namespaced else None, q.get("labelSelector") or "",
+                 q.get("fieldSelector") or "", repr(shard))
         if token:
             list_rv, snap_id, offset = listing.decode_token(token)
-            items = self.store.snapshot(snap_id)
+            try:
+                items = self.store.snapshot(snap_id, scope=scope)
+            except ScopeMismatch:
+                raise errors.bad_request(
+                    "continue key is not valid: it was issued for a list of another resource, "
+                    "namespace or selector") from None
             if items is None:
                 raise errors.expired(
                     "The provided continue parameter is too old to display a consistent list "
@@ -190,7 +197,7 @@ class ObjectRoutes:
         page = items[offset:]
         if limit and len(page) > limit:
             if not snap_id:
-                snap_id = self.store.save_snapshot(items)
+                snap_id = self.store.save_snapshot(items, scope=scope)
             meta["continue"] = listing.encode_token(list_rv, snap_id, offset + limit,
                                              page[limit]["metadata"])
             meta["remainingItemCount"] = len(page) - limit

@@ -12,8 +12,9 @@ increases across all resources; every write path (HTTP or in-process) goes throu
 from __future__ import annotations
 
 import random
+import secrets
 from collections import OrderedDict
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Hashable, Sequence
 from typing import Any
 
 import structlog
@@ -34,6 +35,10 @@ Key = tuple[str, str]
 ObjectList = list[dict[str, Any]]
 
 
+class ScopeMismatch(LookupError):
+    """A continue token used on a list of another resource, namespace or selection."""
+
+
 class Store:
     """All objects, the resourceVersion counter, the watch hub and the served types."""
 
@@ -52,8 +57,8 @@ class Store:
         self._now_text = ""
         self._objects: dict[GR, dict[Key, dict[str, Any]]] = {}
         self._admission: dict[GR, list[Admission]] = {}
-        self._snapshots: OrderedDict[str, list[dict[str, Any]]] = OrderedDict()
-        self._snapshot_seq = 0
+        self._snapshots: OrderedDict[str, tuple[Hashable, list[dict[str, Any]]]] = \
+            OrderedDict()
         self.writer = Writer(self)
         self.writer.bootstrap()
 
@@ -116,17 +121,27 @@ class Store:
 
     # --- pagination snapshots ----------------------------------------------------------------
 
-    def save_snapshot(self, items: list[dict[str, Any]]) -> str:
-        """Keep a list result for its continue tokens (the 64 newest are kept)."""
-        self._snapshot_seq += 1
-        token = str(self._snapshot_seq)
-        self._snapshots[token] = items
+    def save_snapshot(self, items: list[dict[str, Any]], *, scope: Hashable) -> str:
+        """Keep a list result for its continue tokens (the 64 newest are kept). `scope` is
+        what the list was of (resource, namespace, selectors): a snapshot is handed out again
+        only to a list of the same scope, under an id nobody can guess, so a token can never
+        read another resource, namespace or selection than the request names (RBAC
+        authorises the request, not the token)."""
+        token = secrets.token_urlsafe(18)
+        self._snapshots[token] = (scope, items)
         while len(self._snapshots) > 64:
             self._snapshots.popitem(last=False)
         return token
 
-    def snapshot(self, token: str) -> list[dict[str, Any]] | None:
-        return self._snapshots.get(token)
+    def snapshot(self, token: str, *, scope: Hashable) -> list[dict[str, Any]] | None:
+        """The items saved under `token`; None when expired. `ScopeMismatch` when the token
+        was issued for a list of another scope."""
+        saved = self._snapshots.get(token)
+        if saved is None:
+            return None
+        if saved[0] != scope:
+            raise ScopeMismatch(token)
+        return saved[1]
 
     def expire_history(self) -> None:
         self.hub.expire(self._rv)
