@@ -126,7 +126,8 @@ async def test_deep_yaml_is_a_400_not_a_recursion_error(
     for body in bodies:
         code, status = await _post(http, url, body, yaml_ct)
         message = status["message"]  # libyaml's own flow-level limit (1000) may come first
-        assert code == 400 and message.startswith("error decoding YAML: "), status
+        # kube: sigs.k8s.io/yaml's YAMLToJSON wraps go-yaml's errors in these words
+        assert code == 400 and message.startswith("error converting YAML to JSON: "), status
         assert (f"max depth of {bodylimits.MAX_DEPTH}" in message
                 or "maximum nesting depth" in message), message
     apply = {"Content-Type": "application/apply-patch+yaml"}

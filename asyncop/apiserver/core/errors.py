@@ -171,6 +171,11 @@ def too_large_rv(requested: int, current: int) -> ApiError:
     return ServerError(body)
 
 
+def too_large(message: str) -> ApiError:
+    """413 RequestEntityTooLarge: `Request entity too large: <message>`."""
+    return ApiError(status_body(413, f"Request entity too large: {message}"))
+
+
 def internal(message: str) -> ApiError:
     body: dict[str, Any] = status_body(
         500, f"Internal error occurred: {message}", causes=[{"message": message}]

@@ -6,17 +6,16 @@ serialized by orjson inside wrappers (list items, watch events, Table rows, mana
 mirror the object's shape), and orjson refuses to serialize beyond 254 levels: an object
 accepted deeper than that would answer every later GET, LIST and watch of it with a 500.
 
-Invariants: `check_json` and `check_yaml` never recurse (a body of 10,000 or 1,000,000 `[`
-cannot exhaust the Python stack); a body that passes has at most `MAX_DEPTH` levels; the
-common case (a body with fewer than `MAX_DEPTH` opening brackets in all) costs two
-`bytes.count` calls and no walk.
+Invariants: `check_json` never recurses (a body of 10,000 or 1,000,000 `[` cannot exhaust
+the Python stack); a body that passes has at most `MAX_DEPTH` levels; the common case (a
+body with fewer than `MAX_DEPTH` opening brackets in all) costs two `bytes.count` calls and
+no walk. YAML bodies are bounded where they are decoded (`yamlbody`), on the value with
+every alias expanded.
 """
 
 from __future__ import annotations
 
 from typing import Any
-
-import yaml
 
 from asyncop.api import ApiError
 from asyncop.apiserver.core import errors
@@ -25,11 +24,11 @@ MAX_DEPTH = 128
 """Levels of objects/arrays a request body (and an object made by a patch) may have."""
 
 JSON_TOO_DEEP = "couldn't get version/kind; json parse error: exceeded max depth"
-YAML_TOO_DEEP = f"error decoding YAML: yaml: exceeded max depth of {MAX_DEPTH}"
+YAML_TOO_DEEP = f"error converting YAML to JSON: yaml: exceeded max depth of {MAX_DEPTH}"
+MAX_DECODED_BYTES = 3 * 1024 * 1024
+"""kube-apiserver's request body limit (3 MiB); also the most scalar text a YAML body may
+expand to through its aliases."""
 
-_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-_OPEN = (yaml.MappingStartEvent, yaml.SequenceStartEvent)
-_CLOSE = (yaml.MappingEndEvent, yaml.SequenceEndEvent)
 
 
 def too_deep(message: str = JSON_TOO_DEEP) -> ApiError:
@@ -72,19 +71,3 @@ def check_json(raw: bytes, value: Any) -> None:
     if raw.count(b"{") + raw.count(b"[") <= MAX_DEPTH:
         return  # cannot be deeper than its number of opening brackets
     check_value(value)
-
-
-def check_yaml(raw: bytes) -> None:
-    """400 when a YAML document nests deeper than `MAX_DEPTH`; run before composing it (the
-    composer recurses per level, the event parser does not)."""
-    level = 0
-    try:
-        for event in yaml.parse(raw, Loader=_LOADER):
-            if isinstance(event, _OPEN):
-                level += 1
-                if level > MAX_DEPTH:
-                    raise too_deep(YAML_TOO_DEEP)
-            elif isinstance(event, _CLOSE):
-                level -= 1
-    except yaml.YAMLError as exc:
-        raise errors.bad_request(f"error decoding YAML: {exc}") from exc

@@ -17,7 +17,7 @@ from asyncop.api import ApiError, status_body
 from asyncop.apiserver.core import errors, reviews
 from asyncop.apiserver.core.registry import CRD_GR
 from asyncop.apiserver.core.resources import ResourceType
-from asyncop.apiserver.http import discovery
+from asyncop.apiserver.http import bodylimits, discovery
 from asyncop.apiserver.http.auth import check_token
 from asyncop.apiserver.http.faults import Faults
 from asyncop.apiserver.http.metrics import RequestMetrics
@@ -39,7 +39,7 @@ from asyncop.clock import Clock, wait_for
 
 log = structlog.get_logger("asyncop.apiserver.http.wire")
 
-MAX_REQUEST_BYTES = 3 * 1024 * 1024
+MAX_REQUEST_BYTES = bodylimits.MAX_DECODED_BYTES
 """kube-apiserver's limit on a request body (3 MiB); larger bodies are answered 413."""
 BODY_TIMEOUT = 60.0
 """kube-apiserver's default request timeout (s): a body must have arrived within it (504)."""
@@ -93,8 +93,7 @@ class Router:
         except ApiError as err:
             response = error_response(err)
         except web.HTTPRequestEntityTooLarge:
-            response = error_response(ApiError(status_body(
-                413, f"Request entity too large: limit is {MAX_REQUEST_BYTES}")))
+            response = error_response(errors.too_large(f"limit is {MAX_REQUEST_BYTES}"))
         except Exception as exc:
             log.exception("request failed", method=request.method, path=request.path)
             response = error_response(errors.internal(str(exc)))

@@ -13,13 +13,12 @@ from dataclasses import dataclass
 from typing import Any
 
 import orjson
-import yaml
 from aiohttp import web
 
 from asyncop.api import ApiError
 from asyncop.apiserver.core import errors
 from asyncop.apiserver.core.resources import ResourceType
-from asyncop.apiserver.http import bodylimits
+from asyncop.apiserver.http import bodylimits, yamlbody
 from asyncop.apiserver.protobuf.decode import ProtobufError, decode
 
 JSON_CT = "application/json"
@@ -119,11 +118,7 @@ def decode_body(raw: bytes, content_type: str, *, allow_yaml: bool = False) -> A
         try:
             value = orjson.loads(raw)
         except orjson.JSONDecodeError:
-            bodylimits.check_yaml(raw)
-            try:
-                return yaml.safe_load(raw)
-            except yaml.YAMLError as exc:
-                raise errors.bad_request(f"error decoding YAML: {exc}") from exc
+            return yamlbody.load(raw, max_bytes=bodylimits.MAX_DECODED_BYTES).value
         bodylimits.check_json(raw, value)
         return value
     if content_type not in ("", "application/json", "application/json-patch+json",
