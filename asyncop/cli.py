@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import secrets
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -106,10 +107,12 @@ def build_parser() -> argparse.ArgumentParser:
     api.add_argument("--no-simulators", action="store_true")
     api.add_argument("--tls", action="store_true",
                      help="serve HTTPS with a generated self-signed CA (written into the "
-                     "kubeconfig)")
+                     "kubeconfig); a token is always required with it (generated when "
+                     "none is given)")
     api.add_argument("--token", default=None, metavar="TOKEN",
-                     help="require `Authorization: Bearer TOKEN` (written into the kubeconfig); "
-                     "default: $ASYNCOP_APISERVER_TOKEN, else none")
+                     help="require `Authorization: Bearer TOKEN` (written into the kubeconfig, "
+                     "mode 0600); default: $ASYNCOP_APISERVER_TOKEN, which keeps it out of "
+                     "`ps`, else none (with --tls: a generated one)")
     api.add_argument("--cert-dir", default=None, metavar="DIR",
                      help="where --tls keeps its certificate (default: a temporary directory)")
     api.add_argument("--event-loop", choices=CHOICES, default="auto",
@@ -193,6 +196,11 @@ def _run_apiserver(args: argparse.Namespace) -> int:
         check_bind(args.host, tls=args.tls, authenticated=token is not None)
     except InsecureBind as exc:
         raise UserError(str(exc)) from None
+    if args.tls and token is None:
+        # kubectl (client-go) prompts for a username when an HTTPS user has no credential,
+        # which breaks every non-interactive client: always write one, as kind does (a
+        # non-loopback bind still needs a token the user chose, above)
+        token = secrets.token_urlsafe(32)
     options = {"tls": args.tls, "token": token, "cert_dir": args.cert_dir}
     try:
         eventloop.run(serve(host=args.host, port=args.port, kubeconfig_out=args.kubeconfig_out,

@@ -374,6 +374,33 @@ def test_apiserver_option_mistakes(capsys: pytest.CaptureFixture[str]) -> None:
     assert "--token must be printable text without spaces" in capsys.readouterr().err
 
 
+async def test_apiserver_tls_without_a_token_writes_a_generated_one(tmp_path: Path) -> None:
+    """Regression: `--tls` alone wrote a user with no credential, so kubectl (client-go)
+    prompted `Please enter Username:` and every non-interactive call failed. Now a token is
+    generated and required (as kind writes a credential), and the kubeconfig is 0600."""
+    import shutil
+    import stat
+
+    kubeconfig = tmp_path / "kc"
+    async with _asyncop("apiserver", "--port", "0", "--kubeconfig-out", str(kubeconfig),
+                        "--tls", "--no-simulators") as proc:
+        assert proc.stdout is not None
+        line = await asyncio.wait_for(proc.stdout.readline(), 30)
+        assert b"listening on https://127.0.0.1:" in line
+        assert stat.S_IMODE(kubeconfig.stat().st_mode) == 0o600
+        user = yaml.safe_load(kubeconfig.read_text())["users"][0]["user"]
+        assert len(user["token"]) >= 32
+        if shutil.which("kubectl"):
+            kubectl = await asyncio.create_subprocess_exec(
+                "kubectl", "--kubeconfig", str(kubeconfig), "--cache-dir",
+                str(tmp_path / "cache"), "get", "namespaces", "-o", "name",
+                stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.PIPE)
+            out, err = await asyncio.wait_for(kubectl.communicate(), 60)
+            assert kubectl.returncode == 0, err.decode()
+            assert "namespace/default" in out.decode()
+
+
 @pytest.mark.parametrize(("argv", "missing"), [
     (["--host", "0.0.0.0"], "without --tls and --token"),
     (["--host", ""], "all interfaces without --tls and --token"),
@@ -459,3 +486,16 @@ async def test_run_with_a_target_that_raises_on_import(
     assert lines[-1] == (f"asyncop: error: importing {target} failed: RuntimeError: boom at "
                          "import (traceback above)")
     assert "boomop.py\", line 1" in err and "asyncop/" not in err
+
+
+@pytest.mark.parametrize("server", ["http://::1:6443", "http://127.0.0.1:abc",
+                                    "http://127.0.0.1:99999", "ftp://127.0.0.1:6443"])
+def test_a_kubeconfig_server_that_is_no_url_is_one_line(
+        server: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Regression: these printed a 38-line ValueError traceback and exited 1."""
+    cfg = write_kubeconfig(tmp_path / "config", server)
+    assert main(["run", "--kubeconfig", str(cfg), "--controllers", "podlogger"]) == 2
+    line = one_error_line(capsys.readouterr().err)
+    assert f"has server {server!r}, which is not a valid URL" in line
+    if server.startswith("http://::1"):
+        assert "http://[::1]:PORT" in line

@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import importlib
+import os
 import tempfile
 from pathlib import Path
 from types import TracebackType
@@ -104,6 +105,8 @@ class ApiServer:
     @property
     def url(self) -> str:
         host = "127.0.0.1" if self.host in ("", "0.0.0.0", "::") else self.host
+        if ":" in host:
+            host = f"[{host}]"  # an IPv6 literal in a URL (RFC 3986)
         return f"{'https' if self.tls else 'http'}://{host}:{self._port}"
 
     @property
@@ -220,9 +223,17 @@ class ApiServer:
         }
 
     def write_kubeconfig(self, path: str | Path, *, namespace: str = "default") -> Path:
+        """Write the kubeconfig readable by its owner only (0600, as kubectl writes its
+        own): it may hold the bearer token."""
         target = Path(path)
         target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(yaml.safe_dump(self.kubeconfig(namespace=namespace), sort_keys=False))
+        text = yaml.safe_dump(self.kubeconfig(namespace=namespace), sort_keys=False)
+        fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        try:
+            os.fchmod(fd, 0o600)  # an existing file keeps its mode through O_CREAT
+            os.write(fd, text.encode())
+        finally:
+            os.close(fd)
         return target
 
 

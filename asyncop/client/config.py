@@ -18,6 +18,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import yaml
 
@@ -186,6 +187,28 @@ def _decode(value: Any, what: str, source: str) -> str:
         raise ConfigError(f"{what} in {source} is not valid base64; fix the kubeconfig") from exc
 
 
+def _check_server(server: str, where: str) -> None:
+    """ConfigError unless `server` is an http(s) URL with a host and a valid port."""
+    problem = ""
+    try:
+        parts = urlsplit(server)
+        port = parts.port  # ValueError for ":abc", ":99999" or an unbracketed IPv6 address
+    except ValueError as exc:
+        problem = str(exc)
+        parts, port = None, None
+    if parts is not None and parts.scheme not in ("http", "https"):
+        problem = "the scheme must be http or https"
+    elif parts is not None and not parts.hostname:
+        problem = "it names no host"
+    elif port == 0:
+        problem = "port 0 cannot be dialled"
+    if problem:
+        hint = (" (an IPv6 address goes in brackets: http://[::1]:PORT)"
+                if server.count(":") > 2 and "[" not in server else "")
+        raise ConfigError(f"{where} has server {server!r}, which is not a valid URL: "
+                          f"{problem}{hint}; fix the kubeconfig")
+
+
 def config_from_dict(
     merged: dict[str, Any], *, context: str | None = None, source: str = "kubeconfig"
 ) -> ClientConfig:
@@ -211,6 +234,7 @@ def config_from_dict(
     server = str(cluster.get("server") or "")
     if not server:
         raise ConfigError(f"cluster {cluster_name!r} in {source} has no server; set its URL")
+    _check_server(server, f"cluster {cluster_name!r} in {source}")
     user: dict[str, Any] = (merged.get("users") or {}).get(str(ctx.get("user", ""))) or {}
     token = user.get("token")
     token_file = user.get("tokenFile")

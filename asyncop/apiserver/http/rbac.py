@@ -28,6 +28,8 @@ from typing import Any
 from aiohttp import web
 
 from asyncop.api import Forbidden, Unauthorized, status_body
+from asyncop.apiserver.core.reviews import AUTHN, AUTHZ, Attributes, UserInfo
+from asyncop.apiserver.http.auth import same_secret
 from asyncop.apiserver.http.wire import Target
 
 OPEN_PATHS = ("/api", "/apis", "/openapi", "/version", "/healthz", "/livez", "/readyz")
@@ -116,6 +118,21 @@ class Authorizer:
         """Allowed requests by (user, apiGroup, resource[/subresource], verb)."""
         self.denied: deque[Denied] = deque(maxlen=DENIED_KEPT)
 
+    def subject_for(self, token: str) -> Subject | None:
+        """The user `token` names; every known token is compared in constant time."""
+        found = None
+        for known, subject in self.tokens.items():
+            if same_secret(token, known):
+                found = subject
+        return found
+
+    def authority(self, request: web.Request) -> RBACAuthority:
+        """What the review APIs answer for the user who sent `request`."""
+        subject = request.get(_SUBJECT)
+        if not isinstance(subject, Subject):
+            raise Unauthorized(status_body(401, "Unauthorized"))
+        return RBACAuthority(self, subject)
+
     def used(self, user: str) -> set[Triple]:
         """The (apiGroup, resource, verb) triples the user's allowed requests exercised."""
         return {(g, r, v) for (u, g, r, v) in self.usage if u == user}
@@ -125,7 +142,7 @@ class Authorizer:
     def authenticate(self, request: web.Request) -> None:
         """401 unless the bearer token names a user (public paths need none)."""
         scheme, _, value = request.headers.get("Authorization", "").partition(" ")
-        subject = self.tokens.get(value.strip()) if scheme.lower() == "bearer" else None
+        subject = self.subject_for(value.strip()) if scheme.lower() == "bearer" else None
         if subject is None:
             if request.path in PUBLIC_PATHS:
                 return
@@ -143,12 +160,9 @@ class Authorizer:
         namespace = t.namespace or ""
         if rt.gr == ("", "namespaces") and name:
             namespace = name  # kube's RequestInfo: a namespace is in itself
-        ruleset = subject.namespaced.get(namespace, ()) + subject.rules if namespace \
-            else subject.rules
-        for rule in ruleset:
-            if rule.allows(verb, rt.group, resource, name):
-                self.usage[(subject.name, rt.group, resource, verb)] += 1
-                return
+        if permits(subject, verb, rt.group, resource, namespace, name):
+            self.usage[(subject.name, rt.group, resource, verb)] += 1
+            return
         self.denied.append(Denied(subject.name, verb, rt.group, resource, namespace, name,
                                   request.path))
         raise Forbidden(forbidden_body(subject.name, verb, rt.group, rt.plural,
@@ -162,13 +176,88 @@ class Authorizer:
         if not isinstance(subject, Subject):
             raise Unauthorized(status_body(401, "Unauthorized"))
         verb = request.method.lower()
-        if verb == "get" and any(path == p or path.startswith(p + "/") for p in OPEN_PATHS):
-            return
-        if any(rule.allows_path(verb, path) for rule in subject.rules):
+        if permits_path(subject, verb, path):
             return
         self.denied.append(Denied(subject.name, verb, "", "", "", "", path))
         raise Forbidden(status_body(
             403, f'forbidden: User "{subject.name}" cannot {verb} path "{path}"'))
+
+
+BASIC_USER = (
+    Rule((AUTHZ,), ("selfsubjectaccessreviews", "selfsubjectrulesreviews"), ("create",)),
+    Rule((AUTHN,), ("selfsubjectreviews",), ("create",)),
+)
+"""kube's system:basic-user ClusterRole, bound to every authenticated user."""
+
+
+def permits(subject: Subject, verb: str, group: str, resource: str, namespace: str,
+            name: str) -> bool:
+    """Whether one of the subject's rules (or basic-user's) allows the resource request."""
+    ruleset = subject.namespaced.get(namespace, ()) + subject.rules if namespace \
+        else subject.rules
+    return any(rule.allows(verb, group, resource, name)
+               for rule in ruleset + BASIC_USER)
+
+
+def permits_path(subject: Subject, verb: str, path: str) -> bool:
+    """Whether the subject may `verb` a non-resource path (discovery is open to all)."""
+    if path in PUBLIC_PATHS:
+        return True
+    if verb == "get" and any(path == p or path.startswith(p + "/") for p in OPEN_PATHS):
+        return True
+    return any(rule.allows_path(verb, path) for rule in subject.rules)
+
+
+class RBACAuthority:
+    """Review answers in the RBAC mode, for the user who sent the review: the truth of the
+    same rules `Authorizer.check` enforces."""
+
+    def __init__(self, authorizer: Authorizer, requester: Subject) -> None:
+        self.authorizer = authorizer
+        self.requester = requester
+
+    def _info(self, subject: Subject) -> UserInfo:
+        return UserInfo(subject.name, ("system:authenticated",))
+
+    def whoami(self) -> UserInfo:
+        return self._info(self.requester)
+
+    def review_token(self, token: str) -> UserInfo | None:
+        subject = self.authorizer.subject_for(token)
+        return self._info(subject) if subject is not None else None
+
+    def allowed(self, user: UserInfo | None, attrs: Attributes) -> tuple[bool, str]:
+        if user is None:
+            subject: Subject | None = self.requester
+        else:
+            subject = next((s for s in self.authorizer.tokens.values()
+                            if s.name == user.username), None)
+        if subject is None:
+            return False, ""
+        if attrs.path is not None:
+            ok = permits_path(subject, attrs.verb, attrs.path)
+        else:
+            resource = (f"{attrs.resource}/{attrs.subresource}" if attrs.subresource
+                        else attrs.resource)
+            ok = permits(subject, attrs.verb, attrs.group, resource, attrs.namespace,
+                         attrs.name)
+        return (True, f'RBAC: allowed by the rules of User "{subject.name}"') if ok \
+            else (False, "")
+
+    def rules(self, namespace: str) -> dict[str, Any]:
+        subject = self.requester
+        ruleset = subject.namespaced.get(namespace, ()) + subject.rules + BASIC_USER
+        resource_rules = [
+            {"verbs": list(r.verbs), "apiGroups": list(r.api_groups),
+             "resources": list(r.resources),
+             **({"resourceNames": list(r.resource_names)} if r.resource_names else {})}
+            for r in ruleset if r.resources]
+        non_resource = [{"verbs": ["get"], "nonResourceURLs": [p, p + "/*"]}
+                        for p in OPEN_PATHS]
+        non_resource += [{"verbs": list(r.verbs), "nonResourceURLs": list(r.non_resource_urls)}
+                         for r in subject.rules if r.non_resource_urls]
+        return {"resourceRules": resource_rules, "nonResourceRules": non_resource,
+                "incomplete": False}
 
 
 def forbidden_body(user: str, verb: str, group: str, plural: str, subresource: str,

@@ -18,7 +18,7 @@ from asyncop.apiserver.core import errors, reviews
 from asyncop.apiserver.core.registry import CRD_GR
 from asyncop.apiserver.core.resources import ResourceType
 from asyncop.apiserver.http import bodylimits, discovery
-from asyncop.apiserver.http.auth import check_token
+from asyncop.apiserver.http.auth import TokenAuthority, check_token
 from asyncop.apiserver.http.faults import Faults
 from asyncop.apiserver.http.metrics import RequestMetrics
 from asyncop.apiserver.http.objects import ObjectRoutes
@@ -278,7 +278,16 @@ class Router:
             body = await read_body(request)
         if not isinstance(body, dict):
             raise errors.bad_request("the request body is not a JSON object")
-        return reviews.answer(t.rt, body, t.namespace)
+        return reviews.answer(t.rt, body, t.namespace, self._authority(request))
+
+    def _authority(self, request: web.Request) -> reviews.Authority:
+        """Who answers the review APIs: the RBAC mode for its user, the token mode, or the
+        open (anonymous, allow-all) server."""
+        if self.authorizer is not None:
+            return self.authorizer.authority(request)
+        if self.token is not None:
+            return TokenAuthority(self.token)
+        return reviews.OPEN
 
     async def _verb(self, request: web.Request, t: Target, verb: str) -> web.StreamResponse:
         if verb == "get":
