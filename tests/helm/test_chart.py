@@ -286,6 +286,9 @@ def test_every_pod_template_is_restricted_in_every_configuration(values: dict[st
     {"podSecurityContext": {"runAsNonRoot": False}},
     {"podSecurityContext": {"seccompProfile": {"type": "Unconfined"}}},
     {"podSecurityContext": {"runAsUser": 0}},
+    # regression: null removes a key in Helm's coalescing; the schema must still refuse it
+    {"securityContext": None},
+    {"podSecurityContext": None},
 ])
 def test_values_that_would_break_the_restricted_profile_are_refused(
         override: dict[str, Any]) -> None:
