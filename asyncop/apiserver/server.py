@@ -24,6 +24,7 @@ import yaml
 from aiohttp import web
 
 from asyncop.apiserver.bindpolicy import check_bind
+from asyncop.apiserver.http import malformed
 from asyncop.apiserver.http.auth import self_signed
 from asyncop.apiserver.http.faults import Faults
 from asyncop.apiserver.http.metrics import RequestMetrics
@@ -38,7 +39,8 @@ log = structlog.get_logger("asyncop.apiserver")
 HEADER_TIMEOUT = 32.0
 """kube-apiserver's ReadHeaderTimeout (seconds): a request's headers must arrive within it."""
 MAX_HEADER_BYTES = 1 << 20
-"""kube-apiserver's MaxHeaderBytes: the request line (URL, selectors) and each header field."""
+"""kube-apiserver's MaxHeaderBytes: here the limit of the request line (URL, selectors); header
+fields have theirs in `http/malformed.py`."""
 
 
 class ApiServer:
@@ -142,8 +144,11 @@ class ApiServer:
         runner = web.AppRunner(app, access_log=None, handle_signals=False,
                                shutdown_timeout=0.5, handler_cancellation=True,
                                keepalive_timeout=self.header_timeout,
-                               max_line_size=MAX_HEADER_BYTES, max_field_size=MAX_HEADER_BYTES)
+                               max_line_size=MAX_HEADER_BYTES,
+                               max_headers=malformed.MAX_HEADERS,
+                               max_field_size=malformed.MAX_FIELD_BYTES)
         await runner.setup()
+        malformed.install(runner)
         site = web.TCPSite(runner, self.host, port, reuse_address=True, ssl_context=context)
         try:
             await site.start()
