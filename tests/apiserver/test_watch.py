@@ -319,3 +319,16 @@ async def test_watch_ends_when_the_client_goes_away(apiserver_no_sim: ApiServer)
             assert resp.status == 200
         # the session is closed with the stream open and idle
     await eventually(lambda: srv.store.hub.watcher_count == 0)
+
+
+async def test_a_negative_timeout_ends_the_watch_at_once(apiserver_no_sim: ApiServer,
+                                                          http: aiohttp.ClientSession) -> None:
+    """Regression: `timeoutSeconds=-1` kept the watch open for ever. kube arms the watch's
+    timer with the negative duration (handlers/get.go), so the stream ends straight away."""
+    srv = apiserver_no_sim
+    rv = srv.store.resource_version
+    async with http.get(srv.url + CM + f"?watch=1&resourceVersion={rv}&timeoutSeconds=-1"
+                        ) as resp:
+        assert resp.status == 200
+        body = await asyncio.wait_for(resp.read(), 10)
+    assert body == b""

@@ -282,4 +282,6 @@ def _float(value: str | None) -> float | None:
         seconds = float(value)
     except ValueError:
         raise errors.bad_request(f'invalid timeoutSeconds "{value}"') from None
+    if seconds < 0:
+        return 0.0  # kube arms its timer with the negative duration: the watch ends at once
     return seconds if seconds > 0 else None  # 0: the server's default (no deadline here)
