@@ -36,6 +36,7 @@ import structlog
 
 from asyncop.api import ApiError, Kind, RawObject, error_from_status, object_key
 from asyncop.client.auth import Credentials
+from asyncop.client.authhealth import AuthHealth
 from asyncop.client.config import ClientConfig
 from asyncop.client.errors import RequestTimeout, TransportError
 from asyncop.client.http1 import ConnectFailed, ConnectionLost
@@ -95,6 +96,8 @@ class Client:
         self._user_agent = user_agent
         self._pool_size = pool_size
         self._credentials = Credentials(config, clock=self.clock)
+        self.auth = AuthHealth(config)
+        """Whether the server still accepts our credentials (the Manager's readiness)."""
         self._listeners: list[WriteListener] = []
         self._transport: Transport | None = None
         self._tmpdir: str | None = None
@@ -348,7 +351,11 @@ class Client:
             async with transport.stream(path, params, headers, connect_timeout=self.timeout,
                                         read_timeout=read) as resp:
                 if resp.status != 200:
-                    raise self._error(resp.status, await resp.read(), resp.headers)
+                    err = self._error(resp.status, await resp.read(), resp.headers)
+                    if resp.status in (401, 403):
+                        self._rejected(resp.status, "WATCH", path, err)
+                    raise err
+                self.auth.accepted()
                 async for event in parse_events(resp.content.iter_any()):
                     yield event
         except TimeoutError as exc:
@@ -423,10 +430,11 @@ class Client:
                     continue
                 raise TransportError(f"{method} {path} failed: {exc!r}") from exc
             if 200 <= status < 300:
+                self.auth.accepted()
                 return loads(data) if data else {}
             err = self._error(status, data, resp_headers)
-            if status == 401:
-                self._credentials.invalidate()
+            if status in (401, 403):
+                self._rejected(status, method, path, err)
             # a 5xx that says when to come back (overload, APF) was not processed: any verb
             retryable = status == 429 or (
                 status >= 500 and (idempotent or err.retry_after is not None)
@@ -436,6 +444,11 @@ class Client:
                 attempt += 1
                 continue
             raise err
+
+    def _rejected(self, status: int, verb: str, path: str, err: ApiError) -> None:
+        if status == 401:
+            self._credentials.invalidate()
+        self.auth.rejected(status, verb=verb, path=path, message=err.message)
 
     async def _pause(
         self, attempt: int, method: str, path: str, retry_after: float | None, why: str

@@ -154,6 +154,7 @@ class Manager:
         self.health.add_readiness("caches", self._caches_ready)
         self.health.add_readiness("leader-election", self._election_ready)
         self.health.add_readiness("sharding", self._sharding_ready)
+        self.health.add_readiness("credentials", self._credentials_ready)
 
     # -- public API ---------------------------------------------------------------------------
     @property
@@ -411,6 +412,13 @@ class Manager:
     def _caches_ready(self) -> str | None:
         return None if self.cache.has_synced else "informer caches not synced"
 
+    def _credentials_ready(self) -> str | None:
+        """Unready while the API server keeps rejecting our credentials (client/authhealth)."""
+        auth = getattr(self.client, "auth", None)
+        if auth is None or not auth.failing:
+            return None
+        return f"the API server rejects the credentials ({auth.source}): {auth.last_code}"
+
     def _informers_live(self) -> str | None:
         """Unhealthy when a started informer made no progress (no LIST, watch event or
         bookmark) for 3 watchdog periods: its watch keeps failing, or hangs."""
@@ -426,6 +434,9 @@ class Manager:
         for kind, informer in self.cache.informers().items():
             self.metrics.set_cache_objects(kind.resource, self.cache.object_count(kind))
             self.metrics.set_watch_events(kind.resource, informer.events_received)
+        auth = getattr(self.client, "auth", None)
+        if auth is not None:
+            self.metrics.set_auth(failing=auth.failing, rejections=dict(auth.rejections))
         sm = self.shard_manager
         if sm is not None and self.shards is not None:
             self.metrics.set_shards(sm.config.name, owned=len(self.shards.held),

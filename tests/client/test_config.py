@@ -241,3 +241,41 @@ async def test_exec_plugin_runs_again_when_its_token_expires(tmp_path: Path) -> 
     assert await creds.authorization() == "Bearer tok-1"
     await clock.advance(45)  # within 10 s of expiry: refreshed early
     assert await creds.authorization() == "Bearer tok-2"
+
+
+async def test_an_exec_plugin_handing_out_expired_credentials_is_spaced_out(
+        tmp_path: Path) -> None:
+    """Regression: a plugin whose credential had already expired ran again on every request
+    (16 runs in a second). Now its runs back off 1 s, 2 s, 4 s … (a 401's invalidate does
+    not shorten that), with a warning per run."""
+    from structlog.testing import capture_logs
+
+    counter = tmp_path / "runs"
+    script = tmp_path / "plugin.py"
+    script.write_text(
+        "import json, pathlib\n"
+        f"p = pathlib.Path({str(counter)!r})\n"
+        "n = int(p.read_text()) + 1 if p.exists() else 1\n"
+        "p.write_text(str(n))\n"
+        "print(json.dumps({'apiVersion': 'client.authentication.k8s.io/v1beta1',"
+        " 'kind': 'ExecCredential', 'status': {'token': f'tok-{n}',"
+        " 'expirationTimestamp': '2025-12-31T23:00:00Z'}}))\n"  # an hour before the clock
+    )
+    exec_cfg = {"apiVersion": "client.authentication.k8s.io/v1beta1",
+                "command": sys.executable, "args": [str(script)]}
+    clock = FakeClock()  # 2026-01-01T00:00:00Z
+    creds = Credentials(ClientConfig(host="https://x", exec_config=exec_cfg), clock=clock)
+    with capture_logs() as logs:
+        for _ in range(16):
+            assert await creds.authorization() == "Bearer tok-1"
+            creds.invalidate()  # as after a 401
+        assert counter.read_text() == "1"
+        await clock.advance(1.0)
+        assert await creds.authorization() == "Bearer tok-2"
+        await clock.advance(1.0)
+        assert await creds.authorization() == "Bearer tok-2"  # now 2 s apart
+        await clock.advance(1.0)
+        assert await creds.authorization() == "Bearer tok-3"
+    warnings = [e for e in logs if e["event"] ==
+                "exec credential plugin returned an expired credential"]
+    assert [w["next_run_in"] for w in warnings] == [1.0, 2.0, 4.0]

@@ -14,6 +14,8 @@ labels match controller-runtime and client-go's workqueue, so existing dashboard
   `workqueue_work_duration_seconds`, `workqueue_retries_total`,
   `workqueue_unfinished_work_seconds`, `workqueue_longest_running_processor_seconds` (`{name}`)
 - `leader_election_master_status{name}`, `asyncop_cache_objects{kind}`
+- `asyncop_client_credentials_failing` (1 while the API server keeps rejecting the
+  credentials), `asyncop_client_auth_rejections_total{code}` (401/403 answers)
 
 Controllers and queues update plain numbers (`asyncop.runtime.metrics.hotpath`) that
 collectors render at scrape time; the rare updates (leader status, cache sizes) use ordinary gauges.
@@ -90,10 +92,24 @@ class Metrics:
         self.registry.register(_Counters(
             "asyncop_shard_changes", "Shards acquired, handed over (drained, then released) "
             "and lost by this replica", ["group", "change"], self._shard_changes))
+        self.credentials_failing = Gauge(
+            "asyncop_client_credentials_failing",
+            "1 while the API server keeps rejecting the client's credentials (401/403 in a "
+            "row), else 0", registry=self.registry)
+        self._auth_rejections: dict[tuple[str, ...], int] = {}
+        self.registry.register(_Counters(
+            "asyncop_client_auth_rejections", "Requests the API server refused with 401 or "
+            "403", ["code"], self._auth_rejections))
         self._watch_events: dict[tuple[str, ...], int] = {}
         self.registry.register(_Counters(
             "asyncop_watch_events", "Watch events received per kind (the watch traffic)",
             ["kind"], self._watch_events))
+
+    def set_auth(self, *, failing: bool, rejections: dict[int, int]) -> None:
+        """Credential health at scrape time (asyncop.client.authhealth)."""
+        self.credentials_failing.set(1 if failing else 0)
+        for code, count in rejections.items():
+            self._auth_rejections[(str(code),)] = count
 
     def set_shards(self, group: str, *, owned: int, acquired: int, handed_over: int,
                    lost: int) -> None:
