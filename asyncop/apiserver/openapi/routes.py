@@ -22,7 +22,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from asyncop.apiserver.core.registry import RETURNS_DELETED_OBJECT
 from asyncop.apiserver.core.resources import ResourceType
 from asyncop.apiserver.openapi import params as p
 from asyncop.apiserver.openapi.params import Param
@@ -56,6 +55,14 @@ _PATCH_TYPES = ("application/json-patch+json", "application/merge-patch+json",
                 "application/strategic-merge-patch+json", APPLY_PATCH)
 _CRD_PATCH_TYPES = ("application/json-patch+json", "application/merge-patch+json", APPLY_PATCH)
 _ANY = ("*/*",)
+#: kinds whose DELETE kube documents as answering the object, not a Status (their storage
+#: has ReturnDeletedObject); kube's OpenAPI says Status for namespaces, secrets and nodes
+#: even though those answer the object at run time
+_DELETE_RETURNS_OBJECT = frozenset({
+    ("", "pods"), ("", "podtemplates"), ("", "resourcequotas"),
+    ("", "persistentvolumeclaims"), ("", "persistentvolumes"), ("", "serviceaccounts"),
+    ("", "services"),
+})
 
 
 @dataclass(frozen=True, slots=True)
@@ -157,7 +164,7 @@ def group_root(group: str, version: str) -> PathItem:
     """`GET /apis/<g>/<v>/`: the group/version's APIResourceList."""
     prefix = f"/apis/{group}/{version}" if group else f"/api/{version}"
     op = Operation("get", None, _op_id("get", group, version, "APIResources"),
-                   "get available resources", _tag(group, version), (), _MEDIA, _ANY,
+                   "get available resources", _tag(group, version), (), _MEDIA, _MEDIA,
                    (Response(200, "OK", RESOURCE_LIST), Response(401, "Unauthorized")))
     return path_item(prefix + "/", [op])
 
@@ -261,7 +268,7 @@ class _Builder:
         item: list[Operation] = []
         item += self.writes(scoped, named, verbs=frozenset(verbs))
         if "delete" in verbs:
-            returned = self.kind_ref if rt.gr in RETURNS_DELETED_OBJECT and not self.crd \
+            returned = self.kind_ref if rt.gr in _DELETE_RETURNS_OBJECT and not self.crd \
                 else STATUS
             item.append(self.op(
                 "delete", "delete", "delete", scoped + kind, f"delete{_article(kind)}{kind}",
