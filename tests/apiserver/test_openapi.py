@@ -9,12 +9,15 @@ HTTP semantics. Documents are built in-process; one test goes over HTTP.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 
 import aiohttp
 import orjson
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from asyncop.apiserver import ApiServer
 from asyncop.apiserver.core.crds import resource_types
@@ -390,3 +393,29 @@ async def test_served_over_http_with_the_servers_minor() -> None:
             assert "io.k8s.api.apps.v1.Deployment" in decoded["definitions"]
     finally:
         await server.stop()
+
+
+_json = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=5)
+    | st.sampled_from(["object", "array", "string", "integer", "#/components/schemas/x"]),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(
+        st.sampled_from(["type", "properties", "items", "additionalProperties", "required",
+                         "nullable", "anyOf", "allOf", "not", "default", "enum", "$ref",
+                         "x-kubernetes-int-or-string", "x-kubernetes-embedded-resource",
+                         "x-kubernetes-preserve-unknown-fields", "spec", "a"]),
+        inner, max_size=4),
+    max_leaves=20)
+
+
+@settings(max_examples=60, deadline=None)
+@given(schema=st.dictionaries(st.sampled_from(["type", "properties", "required", "spec"]),
+                              _json, max_size=3))
+def test_any_crd_schema_gives_documents_without_raising(schema: dict[str, Any]) -> None:
+    # the documents are served to anyone: a CRD schema of any shape never makes them fail
+    rt = replace(resource_types(crdkind_crd())[0], schema=schema)
+    types = [*Registry().all_types()[:3], rt]
+    doc = v3_document(types, rt.group, rt.version, minor=33, server_version="v1.33.0")
+    assert CRD_KIND in doc["components"]["schemas"]
+    swagger = v2_document(types, minor=33, server_version="v1.33.0")
+    assert gnostic_reader.document(encode_document(swagger))["paths"].keys() == \
+        swagger["paths"].keys()

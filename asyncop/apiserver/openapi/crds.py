@@ -134,7 +134,7 @@ def _to_v2(schema: Schema) -> None:
     props = schema.get("properties") or {}
     required = schema.get("required")
     if isinstance(required, list):
-        kept = [r for r in required if not (isinstance(props.get(r), dict)
+        kept = [r for r in required if not (isinstance(r, str) and isinstance(props.get(r), dict)
                                              and props[r].get("nullable") is True)]
         extra = schema.get("additionalProperties")
         if isinstance(extra, dict) and extra.get("nullable") is True:

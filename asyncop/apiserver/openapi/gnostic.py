@@ -76,7 +76,11 @@ def _int(field: int, value: Any) -> bytes:
 
 def _double(field: int, value: Any) -> bytes:
     if isinstance(value, (int, float)) and not isinstance(value, bool) and value:
-        return _tag(field, 1) + struct.pack("<d", float(value))
+        try:
+            number = float(value)
+        except OverflowError:  # an integer beyond a double, as Go's decoder rounds it
+            number = float("inf") if value > 0 else float("-inf")
+        return _tag(field, 1) + struct.pack("<d", number)
     return b""
 
 
