@@ -407,13 +407,13 @@ _json = st.recursive(
     max_leaves=20)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=50, deadline=None)
 @given(schema=st.dictionaries(st.sampled_from(["type", "properties", "required", "spec"]),
                               _json, max_size=3))
 def test_any_crd_schema_gives_documents_without_raising(schema: dict[str, Any]) -> None:
     # the documents are served to anyone: a CRD schema of any shape never makes them fail
     rt = replace(resource_types(crdkind_crd())[0], schema=schema)
-    types = [*Registry().all_types()[:3], rt]
+    types = [rt]
     doc = v3_document(types, rt.group, rt.version, minor=33, server_version="v1.33.0")
     assert CRD_KIND in doc["components"]["schemas"]
     swagger = v2_document(types, minor=33, server_version="v1.33.0")
