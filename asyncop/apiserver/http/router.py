@@ -32,7 +32,7 @@ from asyncop.apiserver.http.wire import (
     query_bool,
     read_body,
 )
-from asyncop.apiserver.openapi import documents
+from asyncop.apiserver.openapi.service import OpenAPIService
 from asyncop.apiserver.storage.store import Store
 from asyncop.apiserver.webhooks.caller import Caller
 from asyncop.clock import Clock, wait_for
@@ -47,7 +47,6 @@ BODY_TIMEOUT = 60.0
 _COUNTED = web.RequestKey("asyncop.counted", tuple)
 """Request key holding (verb, Target) once a resource request is parsed (for the metrics)."""
 
-PROTO_OPENAPI_CT = "application/com.github.proto-openapi.spec.v2.v1.0+protobuf"
 #: real subresources that need a kubelet or a network path: refused with a clear message
 UNSUPPORTED_SUBRESOURCES = frozenset({
     ("pods", "exec"), ("pods", "attach"), ("pods", "portforward"), ("pods", "proxy"),
@@ -76,6 +75,7 @@ class Router:
         self.watches = WatchRoutes(store, clock, bookmark_interval=bookmark_interval,
                                    conversion=self.objects.conversion)
         self.metrics = metrics if metrics is not None else RequestMetrics()
+        self.openapi = OpenAPIService()
 
     async def close(self) -> None:
         """Release what outlives requests (the webhook client session)."""
@@ -134,30 +134,31 @@ class Router:
         if path == "/metrics":
             return web.Response(text=self.metrics.render(), content_type="text/plain",
                                 charset="utf-8", headers={"X-Content-Type-Options": "nosniff"})
-        if path == "/openapi/v2":
-            accept = request.headers.get("Accept", "")
-            if "protobuf" in accept or not accept:
-                body = documents.openapi_v2_proto(server_version=self.git_version)
-                return web.Response(body=body, headers={"Content-Type": PROTO_OPENAPI_CT})
-            return json_response(documents.openapi_v2(self.store.registry.all_types(),
-                                                            server_version=self.git_version))
-        if path == "/openapi/v3":
-            return json_response(documents.openapi_v3_index(self.store.registry.all_types(),
-                                                             server_version=self.git_version))
-        if path.startswith("/openapi/v3/"):
-            rest = parts[2:]
-            if rest[:1] == ["api"] and len(rest) == 2:
-                group, version = "", rest[1]
-            elif rest[:1] == ["apis"] and len(rest) == 3:
-                group, version = rest[1], rest[2]
-            else:
-                raise errors.path_not_found()
-            types = self.store.registry.all_types()
-            if not any(t.group == group and t.version == version for t in types):
-                raise errors.path_not_found()
-            return json_response(documents.openapi_v3_doc(types, group, version,
-                                                          server_version=self.git_version))
+        if path == "/openapi/v2" or path.startswith("/openapi/v3"):
+            return self._openapi(request, path)
         raise errors.path_not_found()
+
+    def _openapi(self, request: web.Request, path: str) -> web.StreamResponse:
+        """`/openapi/v2`, `/openapi/v3` and `/openapi/v3/<gv>` (openapi/service.py)."""
+        types = self.store.registry.all_types()
+        minor, version = self.version[1], self.git_version
+        headers = request.headers
+        if path == "/openapi/v2":
+            served = self.openapi.v2(types, minor=minor, server_version=version,
+                                     accept=headers.get("Accept", ""),
+                                     if_none_match=headers.get("If-None-Match", ""))
+        elif path == "/openapi/v3":
+            served = self.openapi.v3_index(types, minor=minor, server_version=version)
+        else:
+            found = self.openapi.v3_group(
+                types, path.removeprefix("/openapi/v3/"), minor=minor, server_version=version,
+                query_hash=request.query.get("hash"),
+                if_none_match=headers.get("If-None-Match", ""), now=self.clock.now())
+            if found is None:
+                raise errors.path_not_found()
+            served = found
+        return web.Response(status=served.status, body=served.body or None,
+                            headers=served.headers)
 
     async def _read_slow_body(self, request: web.Request) -> None:
         """A body still arriving after its headers: read it (aiohttp keeps it for the

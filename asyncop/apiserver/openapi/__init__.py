@@ -1,9 +1,14 @@
-"""OpenAPI documents: `/openapi/v2` (protobuf, minimal) and `/openapi/v3` (index and per
-group/version documents), built from the served types.
+"""OpenAPI documents: `/openapi/v2` (JSON and gnostic protobuf) and `/openapi/v3` (index and
+per group/version documents), as kube-apiserver serves them, from kube's own definitions.
 
-- `documents`: the documents and the v2 protobuf envelope;
-- `schemas`: the per-kind schemas and the PATCH operations kubectl looks for
-  (`x-kubernetes-group-version-kind`, the `fieldValidation` parameter).
+- `service`: what the HTTP layer calls — content negotiation, ETags, `?hash=`, caching;
+- `documents`: the v3 group/version documents and the v2 swagger, from the served types;
+- `routes` and `params`: the operations and parameters kube documents per resource;
+- `schemas`: kube's definitions (asyncop.kubespec) in their v3 and v2 served forms;
+- `crds`: custom resources' schemas as kube's CRD builder publishes them;
+- `gnostic`: the protobuf encoding of a v2 document (gnostic's openapi.v2.Document).
 
-Why they matter: docs/apiserver.md, "OpenAPI for kubectl". Invariant: pure.
+Why they matter: `kubectl explain` reads them, and kubectl and Helm leave validation to the
+server when the PATCH operation of a kind takes `fieldValidation` (docs/apiserver.md,
+"OpenAPI for kubectl"). Invariant: everything but `service`'s cache is pure.
 """

@@ -1,50 +1,65 @@
-"""OpenAPI documents that make kubectl 1.27-1.33 and Helm validate against our server.
+"""The OpenAPI documents kube-apiserver serves, built from the served types and kubespec.
 
-`openapi_v3_index(types)` is `GET /openapi/v3`; `openapi_v3_doc(types, group, version)` is
-`GET /openapi/v3/apis/<g>/<v>` (`api/v1` for core); `openapi_v2(types)` is the JSON swagger
-of `GET /openapi/v2`, and `openapi_v2_proto(...)` the protobuf body kubectl and Helm ask for
-(`Content-Type: application/com.github.proto-openapi.spec.v2.v1.0+protobuf`).
+- `v3_document(types, group, version, ...)` is `GET /openapi/v3/apis/<g>/<v>` (`api/v1`
+  for core): the group/version's paths (`routes`) and, in `components.schemas`, every
+  definition they reference, transitively (kinds, their lists, ObjectMeta and the other
+  meta types, Scale...), in builder3's form (`schemas.v3_definitions`);
+- `v2_document(types, ...)` is the JSON of `GET /openapi/v2`: every served group/version's
+  paths and definitions in swagger form (`schemas.v2_definitions`); its protobuf is
+  `gnostic.encode_document` of it.
 
-Invariants (docs/apiserver.md, "OpenAPI for kubectl"):
-- every served kind has an item path whose `patch` operation carries
-  `x-kubernetes-group-version-kind` and a `fieldValidation` query parameter, so kubectl
-  leaves validation to the server (and sends `fieldValidation=Strict`);
-- every kind has a schema in `components.schemas` tagged with a list-valued
-  `x-kubernetes-group-version-kind` (for `kubectl explain`): custom resources use their
-  CRD schema, built-ins an open object (`x-kubernetes-preserve-unknown-fields`) so valid
-  manifests always pass;
-- the v2 protobuf carries only `swagger` and `info` (no definitions: client-side schema
-  validation has nothing to reject); the index hashes change whenever a GV document does.
+Built-in kinds are kube's own definitions of the minor the server reports (`kube_minor`);
+a built-in kind that minor has no definition for is left out of the documents (with its
+paths, so every `$ref` resolves). Custom resources are their CRD version's schema as kube's
+CRD builder publishes it (`crds`). Every kind's definition carries
+`x-kubernetes-group-version-kind` (`kubectl explain` finds kinds by it) and every PATCH
+operation the `fieldValidation` parameter (kubectl then leaves validation to the server:
+docs/apiserver.md, "OpenAPI for kubectl").
+
+Invariants: pure; documents share the per-minor definition tables (`schemas`) and must not
+be mutated; the same inputs always give the same document (sorted, so hashes are stable).
 """
 
 from __future__ import annotations
 
-import copy
-import hashlib
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
-import orjson
-
+from asyncop import kubespec
 from asyncop.apiserver.core.resources import ResourceType
+from asyncop.apiserver.openapi import crds
+from asyncop.apiserver.openapi.params import Param
+from asyncop.apiserver.openapi.routes import (
+    Operation,
+    PathItem,
+    builtin_routes,
+    crd_routes,
+    group_root,
+)
 from asyncop.apiserver.openapi.schemas import (
-    OBJECT_META,
-    OBJECT_META_NAME,
-    builtin_schema,
-    definition_name,
+    REF_V2,
+    REF_V3,
+    closure,
+    custom_name,
+    to_v2,
+    v2_definitions,
+    v3_definitions,
 )
 
 __all__ = [
-    "PROTO_CONTENT_TYPE",
-    "definition_name",
+    "group_versions",
     "gv_key",
-    "openapi_v2",
-    "openapi_v2_proto",
-    "openapi_v3_doc",
-    "openapi_v3_index",
+    "kube_minor",
+    "v2_document",
+    "v3_document",
 ]
 
-PROTO_CONTENT_TYPE = "application/com.github.proto-openapi.spec.v2.v1.0+protobuf"
-_WRITE_PARAMS = ("dryRun", "fieldManager", "fieldValidation")
+_TITLE = "Kubernetes"
+_BEARER = {"BearerToken": {"type": "apiKey", "description": "Bearer Token authentication",
+                           "name": "authorization", "in": "header"}}
+
+Schema = dict[str, Any]
 
 
 def gv_key(group: str, version: str) -> str:
@@ -52,194 +67,204 @@ def gv_key(group: str, version: str) -> str:
     return f"apis/{group}/{version}" if group else f"api/{version}"
 
 
-def _gvk(rt: ResourceType) -> dict[str, str]:
-    return {"group": rt.group, "version": rt.version, "kind": rt.kind}
+def kube_minor(minor: str) -> int:
+    """The kubespec minor for the minor version the server reports (`"33"`, `"33+"`): the
+    same one when its definitions are installed, else the nearest installed one."""
+    digits = "".join(ch for ch in minor if ch.isdigit())
+    wanted = int(digits) if digits else kubespec.DEFAULT_MINOR
+    have = kubespec.minors()
+    return min(have, key=lambda m: (abs(m - wanted), -m))
 
 
-def _base_path(rt: ResourceType) -> str:
-    prefix = f"/apis/{rt.group}/{rt.version}" if rt.group else f"/api/{rt.version}"
-    if rt.namespaced:
-        return f"{prefix}/namespaces/{{namespace}}/{rt.plural}"
-    return f"{prefix}/{rt.plural}"
+@dataclass(frozen=True, slots=True)
+class _Kind:
+    """A served resource with the definition names of its kind and list."""
+
+    rt: ResourceType
+    kind: str
+    list: str
 
 
-def _schema(rt: ResourceType) -> dict[str, Any]:
-    """The definition of one kind, with `$ref`s into `#/components/schemas/`."""
-    if rt.schema is not None:
-        doc = copy.deepcopy(rt.schema)
-        props = doc.setdefault("properties", {})
-        props["apiVersion"] = {"type": "string", "description": "APIVersion of the object."}
-        props["kind"] = {"type": "string", "description": "Kind of the object."}
-        props["metadata"] = {"$ref": f"#/components/schemas/{OBJECT_META_NAME}"}
-        doc.setdefault("type", "object")
-    else:
-        doc = builtin_schema(rt.kind, "#/components/schemas/")
-    doc["x-kubernetes-group-version-kind"] = [_gvk(rt)]
-    return doc
-
-
-def _param(name: str, *, v3: bool, location: str = "query") -> dict[str, Any]:
-    if v3:
-        return {"name": name, "in": location, "schema": {"type": "string", "uniqueItems": True}}
-    return {"name": name, "in": location, "type": "string", "uniqueItems": True}
-
-
-def _operations(rt: ResourceType, ref: str, *, v3: bool, subresource: str = "") -> dict[str, Any]:
-    gvk = _gvk(rt)
-    body_ref = {"$ref": ref}
-    suffix = f"{rt.kind}{subresource.title()}"
-
-    def op(action: str, verb: str, params: tuple[str, ...]) -> dict[str, Any]:
-        operation: dict[str, Any] = {
-            "operationId": f"{verb}{suffix}",
-            "x-kubernetes-action": action,
-            "x-kubernetes-group-version-kind": gvk,
-            "parameters": [_param(p, v3=v3) for p in params],
-        }
-        if v3:
-            content = {"application/json": {"schema": body_ref}}
-            operation["responses"] = {"200": {"description": "OK", "content": content}}
-        else:
-            operation["responses"] = {"200": {"description": "OK", "schema": body_ref}}
-        return operation
-
-    patch_params = (*_WRITE_PARAMS, "force")
-    item = {
-        "get": op("get", "read", ()),
-        "put": op("put", "replace", _WRITE_PARAMS),
-        "patch": op("patch", "patch", patch_params),
-    }
-    if not subresource:
-        item["delete"] = op("delete", "delete", ("dryRun",))
-    return item
-
-
-def _path_params(rt: ResourceType, *, v3: bool) -> list[dict[str, Any]]:
-    params = [_param("name", v3=v3, location="path")]
-    if rt.namespaced:
-        params.append(_param("namespace", v3=v3, location="path"))
-    for p in params:
-        p["required"] = True
-    return params
-
-
-def _paths(rt: ResourceType, ref: str, *, v3: bool) -> dict[str, Any]:
-    base = _base_path(rt)
-    gvk = _gvk(rt)
-    item = _operations(rt, ref, v3=v3)
-    item["parameters"] = _path_params(rt, v3=v3)
-    collection: dict[str, Any] = {
-        "get": {
-            "operationId": f"list{rt.kind}",
-            "x-kubernetes-action": "list",
-            "x-kubernetes-group-version-kind": gvk,
-            "responses": {"200": {"description": "OK"}},
-        },
-        "post": {
-            "operationId": f"create{rt.kind}",
-            "x-kubernetes-action": "post",
-            "x-kubernetes-group-version-kind": gvk,
-            "parameters": [_param(p, v3=v3) for p in _WRITE_PARAMS],
-            "responses": {"201": {"description": "Created"}},
-        },
-    }
-    if rt.namespaced:
-        collection["parameters"] = [_param("namespace", v3=v3, location="path")]
-        collection["parameters"][0]["required"] = True
-    paths: dict[str, Any] = {base: collection, f"{base}/{{name}}": item}
-    if rt.has_status:
-        status = _operations(rt, ref, v3=v3, subresource="status")
-        status["parameters"] = _path_params(rt, v3=v3)
-        paths[f"{base}/{{name}}/status"] = status
-    return paths
-
-
-def _info(version: str) -> dict[str, str]:
-    return {"title": "Kubernetes", "version": version}
-
-
-def openapi_v3_doc(
-    types: list[ResourceType], group: str, version: str, *, server_version: str = "v1.33.0"
-) -> dict[str, Any]:
-    """The OpenAPI 3 document of one group/version (empty `paths` when nothing is served)."""
-    paths: dict[str, Any] = {}
-    schemas: dict[str, Any] = {}
-    for rt in sorted(types, key=lambda t: t.plural):
-        if rt.group != group or rt.version != version:
+def _kinds(types: Iterable[ResourceType], defs: kubespec.Definitions) -> list[_Kind]:
+    out = []
+    for rt in sorted(types, key=lambda t: (t.group, t.version, t.plural)):
+        if rt.is_custom:
+            kind = custom_name(rt.group, rt.version, rt.kind)
+            out.append(_Kind(rt, kind, custom_name(rt.group, rt.version, rt.list_kind_name)))
             continue
-        name = definition_name(rt.group, rt.version, rt.kind)
-        schemas[name] = _schema(rt)
-        paths.update(_paths(rt, f"#/components/schemas/{name}", v3=True))
-    if schemas:
-        schemas[OBJECT_META_NAME] = copy.deepcopy(OBJECT_META)
+        kind_name = defs.for_kind(rt.group, rt.version, rt.kind)
+        if kind_name is None:
+            continue  # this minor has no such kind
+        list_name = defs.for_kind(rt.group, rt.version, rt.list_kind_name) or ""
+        out.append(_Kind(rt, kind_name, list_name))
+    return out
+
+
+def group_versions(types: Iterable[ResourceType], minor: int) -> list[tuple[str, str]]:
+    """The group/versions that have a document (at least one documented kind)."""
+    defs = kubespec.definitions(minor)
+    return sorted({(k.rt.group, k.rt.version) for k in _kinds(types, defs)})
+
+
+def _items_and_schemas(kinds: Sequence[_Kind], minor: int, defs: kubespec.Definitions, *,
+                       v2: bool) -> tuple[list[PathItem], dict[str, Schema]]:
+    items: list[PathItem] = []
+    custom: dict[str, Schema] = {}
+    gvs_with_builtins = sorted({(k.rt.group, k.rt.version) for k in kinds
+                                if not k.rt.is_custom})
+    items += [group_root(g, v) for g, v in gvs_with_builtins]
+    for k in kinds:
+        if k.rt.is_custom:
+            custom[k.kind] = crds.kind_schema(k.rt, defs, v2=v2)
+            custom[k.list] = crds.list_schema(k.rt, k.kind, defs, v2=v2)
+            items += crd_routes(k.rt, k.kind, k.list, minor=minor, defs=defs)
+        else:
+            items += builtin_routes(k.rt, k.kind, k.list, minor=minor, defs=defs)
+    return items, custom
+
+
+def _referenced(items: Iterable[PathItem]) -> set[str]:
+    names: set[str] = set()
+    for item in items:
+        for op in item.operations:
+            if op.body:
+                names.add(op.body)
+            names.update(r.ref for r in op.responses if r.ref)
+    return names
+
+
+def _v3_param(q: Param) -> Schema:
+    out: Schema = {"description": q.description, "in": q.location, "name": q.name}
+    if q.required:
+        out["required"] = True
+    out["schema"] = {"type": q.kind, "uniqueItems": True}
+    return out
+
+
+def _gvk(op: Operation) -> dict[str, str] | None:
+    if op.gvk is None or op.action is None:
+        return None
+    return {"group": op.gvk[0], "kind": op.gvk[2], "version": op.gvk[1]}
+
+
+def _v3_operation(op: Operation) -> Schema:
+    out: Schema = {"description": op.description, "operationId": op.operation_id}
+    if op.params:
+        out["parameters"] = [_v3_param(q) for q in op.params]
+    if op.body:
+        content = {ct: {"schema": {"$ref": REF_V3 + op.body}} for ct in op.consumes}
+        body: Schema = {"content": content}
+        if op.body_required:
+            body["required"] = True
+        out["requestBody"] = body
+    responses: Schema = {}
+    for r in op.responses:
+        response: Schema = {"description": r.description}
+        if r.ref:
+            response["content"] = {ct: {"schema": {"$ref": REF_V3 + r.ref}}
+                                   for ct in op.produces}
+        responses[str(r.code)] = response
+    out["responses"] = responses
+    out["tags"] = [op.tag]
+    if op.action:
+        out["x-kubernetes-action"] = op.action
+    gvk = _gvk(op)
+    if gvk:
+        out["x-kubernetes-group-version-kind"] = gvk
+    return out
+
+
+def _v3_path(item: PathItem) -> Schema:
+    out: Schema = {op.method: _v3_operation(op) for op in item.operations}
+    if item.params:
+        out["parameters"] = [_v3_param(q) for q in item.params]
+    return out
+
+
+def _info(server_version: str) -> dict[str, str]:
+    return {"title": _TITLE, "version": server_version}
+
+
+def v3_document(types: Iterable[ResourceType], group: str, version: str, *, minor: int,
+                server_version: str) -> Schema:
+    """The OpenAPI 3 document of one group/version (no paths when nothing is served)."""
+    defs = kubespec.definitions(minor)
+    kinds = [k for k in _kinds(types, defs) if (k.rt.group, k.rt.version) == (group, version)]
+    items, custom = _items_and_schemas(kinds, minor, defs, v2=False)
+    roots = _referenced(items) | {k.kind for k in kinds} | set(custom)
+    builtin = v3_definitions(minor)
+    schemas = {name: custom[name] if name in custom else builtin[name]
+               for name in sorted(closure(minor, roots, custom))}
     return {
         "openapi": "3.0.0",
         "info": _info(server_version),
-        "paths": paths,
-        "components": {"schemas": schemas},
+        "paths": {item.path: _v3_path(item) for item in sorted(items, key=lambda i: i.path)},
+        "components": {"schemas": schemas, "securitySchemes": _BEARER},
     }
 
 
-def _hash(doc: dict[str, Any]) -> str:
-    raw = orjson.dumps(doc, option=orjson.OPT_SORT_KEYS)
-    return hashlib.sha512(raw).hexdigest().upper()
+def _v2_param(q: Param) -> Schema:
+    out: Schema = {"uniqueItems": True, "type": q.kind, "description": q.description,
+                   "name": q.name, "in": q.location}
+    if q.required:
+        out["required"] = True
+    return out
 
 
-def openapi_v3_index(
-    types: list[ResourceType], *, server_version: str = "v1.33.0"
-) -> dict[str, Any]:
-    """`GET /openapi/v3`: one entry per served group/version, hashed by content."""
-    gvs = sorted({(rt.group, rt.version) for rt in types})
-    paths: dict[str, Any] = {}
-    for group, version in gvs:
-        key = gv_key(group, version)
-        digest = _hash(openapi_v3_doc(types, group, version, server_version=server_version))
-        paths[key] = {"serverRelativeURL": f"/openapi/v3/{key}?hash={digest}"}
-    return {"paths": paths}
+def _v2_operation(op: Operation) -> Schema:
+    params = [(q.name, _v2_param(q)) for q in op.params]
+    if op.body:
+        body: Schema = {"name": "body", "in": "body", "schema": {"$ref": REF_V2 + op.body}}
+        if op.body_required:
+            body["required"] = True
+        params.append(("body", body))
+    out: Schema = {
+        "description": op.description,
+        "consumes": list(op.consumes),
+        "produces": list(op.produces),
+        "schemes": ["https"],
+        "tags": [op.tag],
+        "operationId": op.operation_id,
+    }
+    if params:
+        out["parameters"] = [p for _, p in sorted(params, key=lambda np: np[0])]
+    responses: Schema = {}
+    for r in op.responses:
+        response: Schema = {"description": r.description}
+        if r.ref:
+            response["schema"] = {"$ref": REF_V2 + r.ref}
+        responses[str(r.code)] = response
+    out["responses"] = responses
+    if op.action:
+        out["x-kubernetes-action"] = op.action
+    gvk = _gvk(op)
+    if gvk:
+        out["x-kubernetes-group-version-kind"] = gvk
+    return out
 
 
-def openapi_v2(types: list[ResourceType], *, server_version: str = "v1.33.0") -> dict[str, Any]:
-    """`GET /openapi/v2` as JSON (swagger 2.0) for clients that accept JSON."""
-    paths: dict[str, Any] = {}
-    definitions: dict[str, Any] = {OBJECT_META_NAME: copy.deepcopy(OBJECT_META)}
-    for rt in sorted(types, key=lambda t: (t.group, t.version, t.plural)):
-        name = definition_name(rt.group, rt.version, rt.kind)
-        schema = _schema(rt)
-        definitions[name] = _to_v2_refs(schema)
-        paths.update(_paths(rt, f"#/definitions/{name}", v3=False))
-    return {"swagger": "2.0", "info": _info(server_version), "paths": paths,
-            "definitions": definitions}
+def _v2_path(item: PathItem) -> Schema:
+    out: Schema = {op.method: _v2_operation(op) for op in item.operations}
+    if item.params:
+        out["parameters"] = [_v2_param(q) for q in item.params]
+    return out
 
 
-def _to_v2_refs(node: Any) -> Any:
-    if isinstance(node, dict):
-        out = {k: _to_v2_refs(v) for k, v in node.items()}
-        ref = out.get("$ref")
-        if isinstance(ref, str):
-            out["$ref"] = ref.replace("#/components/schemas/", "#/definitions/")
-        return out
-    if isinstance(node, list):
-        return [_to_v2_refs(v) for v in node]
-    return node
-
-
-def _pb_string(field: int, value: bytes) -> bytes:
-    return bytes([(field << 3) | 2]) + _varint(len(value)) + value
-
-
-def _varint(n: int) -> bytes:
-    out = bytearray()
-    while True:
-        b = n & 0x7F
-        n >>= 7
-        if n:
-            out.append(b | 0x80)
-        else:
-            out.append(b)
-            return bytes(out)
-
-
-def openapi_v2_proto(*, server_version: str = "v1.33.0") -> bytes:
-    """The gnostic `openapi_v2.Document` protobuf with only `swagger` and `info`."""
-    info = _pb_string(1, b"Kubernetes") + _pb_string(2, server_version.encode())
-    return _pb_string(1, b"2.0") + _pb_string(2, info)
+def v2_document(types: Iterable[ResourceType], *, minor: int, server_version: str) -> Schema:
+    """`GET /openapi/v2` as JSON (swagger 2.0): every documented kind, its paths and the
+    definitions they reference."""
+    defs = kubespec.definitions(minor)
+    kinds = _kinds(types, defs)
+    items, custom = _items_and_schemas(kinds, minor, defs, v2=True)
+    roots = _referenced(items) | {k.kind for k in kinds} | set(custom)
+    builtin = v2_definitions(minor)
+    definitions = {name: to_v2(custom[name]) if name in custom else builtin[name]
+                   for name in sorted(closure(minor, roots, custom))}
+    return {
+        "swagger": "2.0",
+        "info": _info(server_version),
+        "paths": {item.path: _v2_path(item) for item in sorted(items, key=lambda i: i.path)},
+        "definitions": definitions,
+        "securityDefinitions": _BEARER,
+        "security": [{"BearerToken": []}],
+    }

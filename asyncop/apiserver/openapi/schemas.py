@@ -1,118 +1,158 @@
-"""Static OpenAPI pieces: definition names, ObjectMeta, and open schemas for built-in kinds.
+"""Schema forms of the OpenAPI documents: v3 (kube's builder3) and v2 (swagger), from kubespec.
 
-Invariants: definition names follow kube (`io.k8s.api.core.v1.ConfigMap`,
-`io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.CustomResourceDefinition`,
-`com.example.v1.Widget` for custom groups); built-in schemas list their well-known top-level
-fields for `kubectl explain` but preserve unknown fields, so they never reject a manifest.
+kubespec answers kube's definitions in their `/openapi/v3` form with bare `$ref`s that may
+carry siblings (a description). The served forms differ by version:
+
+- v3 (`v3_definitions`): a `$ref` with siblings is wrapped as `allOf: [{$ref}]` next to
+  them (kube: builder3's WrapRefs); a bare `$ref` stays bare;
+- v2 (`v2_definitions`): `$ref`s point at `#/definitions/`, IntOrString is `type: string,
+  format: int-or-string` and Quantity `type: string` (kube's swagger forms); siblings of a
+  `$ref` stay beside it, as kube's /openapi/v2 has them.
+
+`closure` is the set of definitions a document needs: the roots and everything they
+reference, transitively. `custom_name` is kube's definition name of a custom resource
+(kube: ToRESTFriendlyName of `<group>/<version>.<Kind>`).
+
+Invariants: the per-minor tables are computed once per process and shared — never mutate
+what they return; extension values, enums and defaults are data, never rewritten.
 """
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Iterable, Mapping
 from typing import Any
 
-OBJECT_META_NAME = "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"
+from asyncop import kubespec
 
-_STR: dict[str, Any] = {"type": "string"}
-_STR_MAP: dict[str, Any] = {"type": "object", "additionalProperties": {"type": "string"}}
-_OPEN: dict[str, Any] = {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
+__all__ = [
+    "REF_V2",
+    "REF_V3",
+    "closure",
+    "custom_name",
+    "direct_refs",
+    "to_v2",
+    "v2_definitions",
+    "v3_definitions",
+    "wrap_refs",
+]
 
-OBJECT_META: dict[str, Any] = {
-    "type": "object",
-    "description": "ObjectMeta is metadata that all persisted resources must have.",
-    "properties": {
-        "name": {**_STR, "description": "Name must be unique within a namespace."},
-        "generateName": {**_STR, "description": "Optional prefix for a server-generated name."},
-        "namespace": {**_STR, "description": "Namespace defines the space for the name."},
-        "uid": _STR,
-        "resourceVersion": _STR,
-        "generation": {"type": "integer", "format": "int64"},
-        "creationTimestamp": {"type": "string", "format": "date-time"},
-        "deletionTimestamp": {"type": "string", "format": "date-time"},
-        "deletionGracePeriodSeconds": {"type": "integer", "format": "int64"},
-        "labels": {**_STR_MAP, "description": "Map of string keys and values for selection."},
-        "annotations": {**_STR_MAP, "description": "Unstructured key value map."},
-        "finalizers": {"type": "array", "items": _STR},
-        "ownerReferences": {
-            "type": "array",
-            "items": {
-                "type": "object",
-                "required": ["apiVersion", "kind", "name", "uid"],
-                "properties": {
-                    "apiVersion": _STR,
-                    "kind": _STR,
-                    "name": _STR,
-                    "uid": _STR,
-                    "controller": {"type": "boolean"},
-                    "blockOwnerDeletion": {"type": "boolean"},
-                },
-            },
-        },
-        "managedFields": {"type": "array", "items": _OPEN},
-    },
+REF_V3 = "#/components/schemas/"
+REF_V2 = "#/definitions/"
+_DATA_KEYS = frozenset({"enum", "default", "example", "required"})
+_V2_FORMS: dict[str, dict[str, Any]] = {
+    kubespec.INT_OR_STRING: {"type": "string", "format": "int-or-string"},
+    kubespec.QUANTITY: {"type": "string"},
 }
 
-#: top-level fields (besides apiVersion/kind/metadata) that `kubectl explain` should show.
-_TOP_LEVEL: dict[str, tuple[str, ...]] = {
-    "ConfigMap": ("data", "binaryData", "immutable"),
-    "Secret": ("data", "stringData", "type", "immutable"),
-    "ServiceAccount": ("secrets", "imagePullSecrets", "automountServiceAccountToken"),
-    "Role": ("rules",),
-    "ClusterRole": ("rules", "aggregationRule"),
-    "RoleBinding": ("roleRef", "subjects"),
-    "ClusterRoleBinding": ("roleRef", "subjects"),
-    "Event": (
-        "involvedObject", "reason", "message", "source", "firstTimestamp", "lastTimestamp",
-        "count", "type", "eventTime", "series", "action", "related", "reportingComponent",
-        "reportingInstance", "regarding", "note", "reportingController",
-    ),
-}
-_FIELD_TYPES: dict[str, dict[str, Any]] = {
-    "data": _STR_MAP,
-    "binaryData": _STR_MAP,
-    "stringData": _STR_MAP,
-    "immutable": {"type": "boolean"},
-    "automountServiceAccountToken": {"type": "boolean"},
-    "type": _STR,
-    "reason": _STR,
-    "message": _STR,
-    "note": _STR,
-    "action": _STR,
-    "count": {"type": "integer", "format": "int32"},
-    "rules": {"type": "array", "items": _OPEN},
-    "subjects": {"type": "array", "items": _OPEN},
-    "secrets": {"type": "array", "items": _OPEN},
-    "imagePullSecrets": {"type": "array", "items": _OPEN},
-}
+Schema = dict[str, Any]
 
 
-def definition_name(group: str, version: str, kind: str) -> str:
-    """kube's OpenAPI definition name of a kind."""
-    if group == "apiextensions.k8s.io":
-        return f"io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.{version}.{kind}"
-    if not group:
-        return f"io.k8s.api.core.{version}.{kind}"
-    if group.endswith(".k8s.io") or "." not in group:
-        return f"io.k8s.api.{group.split('.')[0]}.{version}.{kind}"
+def custom_name(group: str, version: str, kind: str) -> str:
+    """kube's definition name of a custom resource kind (`com.example.v1.Widget`)."""
     return ".".join(reversed(group.split("."))) + f".{version}.{kind}"
 
 
-def builtin_schema(kind: str, ref_prefix: str) -> dict[str, Any]:
-    """An open schema for a built-in kind, listing its common top-level fields."""
-    props: dict[str, Any] = {
-        "apiVersion": {**_STR, "description": "APIVersion of the object."},
-        "kind": {**_STR, "description": "Kind of the object."},
-        "metadata": {"$ref": f"{ref_prefix}{OBJECT_META_NAME}"},
-    }
-    fields = _TOP_LEVEL.get(kind)
-    if fields is None:
-        props["spec"] = dict(_OPEN)
-        props["status"] = dict(_OPEN)
-    else:
-        for f in fields:
-            props[f] = dict(_FIELD_TYPES.get(f, _OPEN))
-    return {
-        "type": "object",
-        "description": f"{kind} (served by the asyncop embedded API server).",
-        "properties": props,
-        "x-kubernetes-preserve-unknown-fields": True,
-    }
+def _is_data(key: str) -> bool:
+    return key in _DATA_KEYS or key.startswith("x-")
+
+
+def direct_refs(schema: Any) -> set[str]:
+    """Definition names `schema` references directly (any depth inside it)."""
+    found: set[str] = set()
+    stack = [schema]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            for key, value in node.items():
+                if key == "$ref" and isinstance(value, str):
+                    found.add(kubespec.ref_name(value))
+                elif key == "properties" and isinstance(value, dict):
+                    stack.extend(value.values())
+                elif not _is_data(key):
+                    stack.append(value)
+        elif isinstance(node, list):
+            stack.extend(node)
+    return found
+
+
+@functools.cache
+def _refs_by_name(minor: int) -> Mapping[str, frozenset[str]]:
+    defs = kubespec.definitions(minor)
+    return {name: frozenset(direct_refs(schema)) for name, schema in defs.schemas.items()}
+
+
+def closure(minor: int, roots: Iterable[str],
+            extra: Mapping[str, Schema] | None = None) -> set[str]:
+    """`roots` and every definition they reference, transitively. Names found in `extra`
+    (custom resources' schemas) are followed there; unknown names are left out."""
+    refs = _refs_by_name(minor)
+    extra = extra or {}
+    seen: set[str] = set()
+    todo = list(roots)
+    while todo:
+        name = todo.pop()
+        if name in seen:
+            continue
+        if name in extra:
+            seen.add(name)
+            todo.extend(direct_refs(extra[name]))
+        elif name in refs:
+            seen.add(name)
+            todo.extend(refs[name])
+    return seen
+
+
+def wrap_refs(schema: Any) -> Any:
+    """A copy of `schema` with every `$ref` that has siblings wrapped in `allOf`."""
+    if isinstance(schema, list):
+        return [wrap_refs(item) for item in schema]
+    if not isinstance(schema, dict):
+        return schema
+    out: Schema = {}
+    for key, value in schema.items():
+        if key == "properties" and isinstance(value, dict):
+            out[key] = {name: wrap_refs(prop) for name, prop in value.items()}
+        elif _is_data(key) or key == "$ref":
+            out[key] = value
+        else:
+            out[key] = wrap_refs(value)
+    ref = out.get("$ref")
+    if isinstance(ref, str) and len(out) > 1:
+        del out["$ref"]
+        out["allOf"] = [{"$ref": ref}]
+    return out
+
+
+def to_v2(schema: Any) -> Any:
+    """A copy of a v3-form schema with its `$ref`s pointing at `#/definitions/`."""
+    if isinstance(schema, list):
+        return [to_v2(item) for item in schema]
+    if not isinstance(schema, dict):
+        return schema
+    out: Schema = {}
+    for key, value in schema.items():
+        if key == "$ref" and isinstance(value, str):
+            out[key] = REF_V2 + kubespec.ref_name(value)
+        elif key == "properties" and isinstance(value, dict):
+            out[key] = {name: to_v2(prop) for name, prop in value.items()}
+        elif _is_data(key):
+            out[key] = value
+        else:
+            out[key] = to_v2(value)
+    return out
+
+
+@functools.cache
+def v3_definitions(minor: int) -> Mapping[str, Schema]:
+    """Every kube definition of 1.<minor> in its served /openapi/v3 form."""
+    defs = kubespec.definitions(minor)
+    return {name: wrap_refs(schema) for name, schema in defs.schemas.items()}
+
+
+@functools.cache
+def v2_definitions(minor: int) -> Mapping[str, Schema]:
+    """Every kube definition of 1.<minor> in its served /openapi/v2 form."""
+    defs = kubespec.definitions(minor)
+    return {name: dict(_V2_FORMS[name]) if name in _V2_FORMS else to_v2(schema)
+            for name, schema in defs.schemas.items()}
