@@ -326,10 +326,10 @@ def render_init(current: str, sources: Mapping[str, str]) -> str:
 BASE_EXPORTS = ("IntOrString", "KubeModel", "KubeObject", "Quantity", "RawExtension")
 
 
-def generated_files(directory: Path = PACKAGE) -> list[Path]:
-    """The generated modules now in `directory` (those that start with HEADER's line)."""
+def generated_files(directory: Path | None = None) -> list[Path]:
+    """The generated modules now in `directory` (default: the package), those with HEADER."""
     found = []
-    for path in sorted(directory.glob("*.py")):
+    for path in sorted((directory or PACKAGE).glob("*.py")):
         with path.open(encoding="utf-8") as fh:
             head = fh.read(400)
         if HEADER in head:
