@@ -8,8 +8,9 @@ kubebuilder) does for a Go field of that type:
 
 - `$ref`s are inlined; a field's own description wins over its type's; kube's `required`,
   `format`, `x-kubernetes-list-type`, `x-kubernetes-list-map-keys` and
-  `x-kubernetes-map-type` are kept; the `x-kubernetes-patch-*`, `x-kubernetes-unions` and
-  group/version/kind tags are dropped (a CRD schema has no place for them);
+  `x-kubernetes-map-type` are kept (list types on arrays, map types on objects: kube's data
+  marks a few `[]byte` strings `atomic`, which a CRD refuses); the `x-kubernetes-patch-*`,
+  `x-kubernetes-unions` and group/version/kind tags are dropped (a CRD has no place for them);
 - kube's special types take controller-gen's forms (its `KnownPackages`): IntOrString →
   `x-kubernetes-int-or-string: true` with `anyOf: [{type: integer}, {type: string}]`,
   Quantity → the same plus controller-gen's quantity `pattern`, Time and MicroTime →
@@ -156,6 +157,11 @@ def _expand(node: Schema, stack: tuple[str, ...], at: tuple[str, ...]) -> Schema
             expanded["description"] = node["description"]
         return expanded
     out: Schema = {key: copy.deepcopy(node[key]) for key in _KEPT if key in node}
+    if out.get("type") != "array":  # kube marks some []byte strings atomic: not for a CRD
+        out.pop("x-kubernetes-list-type", None)
+        out.pop("x-kubernetes-list-map-keys", None)
+    if out.get("type") != "object":
+        out.pop("x-kubernetes-map-type", None)
     owner = stack[-1] if stack else ""
     props = node.get("properties")
     if isinstance(props, dict):

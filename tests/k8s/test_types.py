@@ -281,7 +281,7 @@ def test_python_and_wire_names_both_validate_and_dumps_use_wire_names() -> None:
     assert a == b
     assert a.model_dump(by_alias=True, exclude_unset=True) == {"containerPort": 80,
                                                                 "hostIP": "10.0.0.1"}
-    spec = {"podSelector": {}, "ingress": [{"from": [{"podSelector": {}}]}]}
+    spec: dict[str, Any] = {"podSelector": {}, "ingress": [{"from": [{"podSelector": {}}]}]}
     np = k8s.NetworkPolicy.model_validate({"spec": spec})
     assert np.spec is not None and np.spec.ingress is not None
     assert np.spec.ingress[0].from_ is not None
