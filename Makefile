@@ -23,6 +23,7 @@ lint: $(STAMP)
 	$(BIN)/mypy
 	$(BIN)/lint-imports
 	$(BIN)/asyncop generate --check
+	$(BIN)/python -m asyncop.k8s.codegen --check
 
 generate: $(STAMP)
 	$(BIN)/asyncop generate

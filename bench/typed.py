@@ -12,6 +12,11 @@ happens only inside a reconcile that asks for it. This benchmark measures that a
    context and metrics) over N cached Ats, with a reconciler that reads spec and status
    from the raw dict, and one that does `At.from_cache(cache, req)` and reads the same
    fields typed. Reconciles per second and per CPU-second, and the difference per reconcile.
+3. `builtin`: typed views of built-in objects (`asyncop.k8s`) on a realistic Pod (2
+   containers with env, ports, probes, resources, volume mounts; a status with conditions
+   and container statuses) and Deployment (the same pod template, strategy, status): µs per
+   `Pod.parse` / `Deployment.parse` (the first parse, which builds the validators, is not
+   timed), five field reads through the view vs through the dict, and `to_raw()`.
 
 Prints one JSON line per case. Usage: `python bench/typed.py [--keys N] [--repeat R]`.
 """
@@ -32,6 +37,7 @@ from _fakes import FakeCache
 from asyncop.api import Kind, RawObject, Request
 from asyncop.clock import RealClock
 from asyncop.controllers.at import At
+from asyncop.k8s import Deployment, Pod
 from asyncop.runtime.controller import Controller
 from asyncop.runtime.handlers import for_
 from asyncop.runtime.metrics import Metrics
@@ -97,6 +103,124 @@ def micro(repeat: int) -> dict[str, float]:
     return {k: round(v, 2) for k, v in out.items()}
 
 
+def pod_spec(name: str) -> dict[str, Any]:
+    def container(cname: str, port: int) -> dict[str, Any]:
+        return {
+            "name": cname, "image": f"registry.example.com/{cname}:1.4.2",
+            "imagePullPolicy": "IfNotPresent", "args": ["--port", str(port), "--log=json"],
+            "env": [{"name": "MODE", "value": "prod"},
+                    {"name": "POD_IP", "valueFrom": {"fieldRef": {
+                        "apiVersion": "v1", "fieldPath": "status.podIP"}}},
+                    {"name": "TOKEN", "valueFrom": {"secretKeyRef": {
+                        "name": f"{name}-secret", "key": "token"}}}],
+            "ports": [{"name": "http", "containerPort": port, "protocol": "TCP"}],
+            "resources": {"limits": {"cpu": "500m", "memory": "256Mi"},
+                          "requests": {"cpu": "100m", "memory": "64Mi"}},
+            "readinessProbe": {"httpGet": {"path": "/healthz", "port": "http",
+                                           "scheme": "HTTP"},
+                               "periodSeconds": 10, "timeoutSeconds": 1,
+                               "successThreshold": 1, "failureThreshold": 3},
+            "volumeMounts": [{"name": "cache", "mountPath": "/cache"}],
+            "terminationMessagePath": "/dev/termination-log",
+            "terminationMessagePolicy": "File",
+        }
+
+    return {
+        "containers": [container("web", 8080), container("sidecar", 9090)],
+        "volumes": [{"name": "cache", "emptyDir": {"sizeLimit": "1Gi"}}],
+        "restartPolicy": "Always", "dnsPolicy": "ClusterFirst", "schedulerName":
+        "default-scheduler", "serviceAccountName": "default", "terminationGracePeriodSeconds": 30,
+        "securityContext": {"runAsNonRoot": True, "fsGroup": 2000},
+        "tolerations": [{"key": "node.kubernetes.io/not-ready", "operator": "Exists",
+                         "effect": "NoExecute", "tolerationSeconds": 300}],
+    }
+
+
+def realistic_pod() -> RawObject:
+    started = "2026-11-24T10:00:05Z"
+    obj: dict[str, Any] = {
+        "apiVersion": "v1", "kind": "Pod",
+        "metadata": {"name": "web-7d4b9c-x2x9z", "namespace": "default",
+                     "uid": "0b3c1f0e-3a47-4c2d-9f44-1f2a4f3b5c6d", "resourceVersion": "4711",
+                     "creationTimestamp": "2026-11-24T10:00:00Z",
+                     "labels": {"app": "web", "pod-template-hash": "7d4b9c"},
+                     "ownerReferences": [{"apiVersion": "apps/v1", "kind": "ReplicaSet",
+                                          "name": "web-7d4b9c", "uid": "9e1d7c2a-1b2c-4d5e",
+                                          "controller": True, "blockOwnerDeletion": True}]},
+        "spec": {**pod_spec("web"), "nodeName": "node-1"},
+        "status": {
+            "phase": "Running", "podIP": "10.0.0.12", "podIPs": [{"ip": "10.0.0.12"}],
+            "hostIP": "192.168.0.4", "startTime": "2026-11-24T10:00:01Z", "qosClass": "Burstable",
+            "conditions": [{"type": t, "status": "True", "lastTransitionTime": started}
+                           for t in ("Initialized", "Ready", "ContainersReady", "PodScheduled")],
+            "containerStatuses": [{
+                "name": c, "ready": True, "restartCount": 0, "started": True,
+                "image": f"registry.example.com/{c}:1.4.2",
+                "imageID": f"registry.example.com/{c}@sha256:0123456789abcdef",
+                "containerID": f"containerd://{c}0123456789",
+                "state": {"running": {"startedAt": started}}} for c in ("web", "sidecar")],
+        },
+    }
+    return obj  # type: ignore[return-value]
+
+
+def realistic_deployment() -> RawObject:
+    obj: dict[str, Any] = {
+        "apiVersion": "apps/v1", "kind": "Deployment",
+        "metadata": {"name": "web", "namespace": "default", "generation": 3,
+                     "uid": "6a3b6c1e-0c6f-4bd4-9d7b-4c1f4f1d2a10", "resourceVersion": "4712",
+                     "creationTimestamp": "2026-11-24T09:00:00Z", "labels": {"app": "web"},
+                     "annotations": {"deployment.kubernetes.io/revision": "2"}},
+        "spec": {"replicas": 3, "revisionHistoryLimit": 10, "progressDeadlineSeconds": 600,
+                 "selector": {"matchLabels": {"app": "web"}},
+                 "strategy": {"type": "RollingUpdate",
+                              "rollingUpdate": {"maxSurge": "25%", "maxUnavailable": "25%"}},
+                 "template": {"metadata": {"labels": {"app": "web"}},
+                              "spec": pod_spec("web")}},
+        "status": {"observedGeneration": 3, "replicas": 3, "updatedReplicas": 3,
+                   "readyReplicas": 3, "availableReplicas": 3, "conditions": [
+                       {"type": t, "status": "True", "reason": r,
+                        "lastUpdateTime": "2026-11-24T10:01:00Z",
+                        "lastTransitionTime": "2026-11-24T10:01:00Z"}
+                       for t, r in (("Available", "MinimumReplicasAvailable"),
+                                    ("Progressing", "NewReplicaSetAvailable"))]},
+    }
+    return obj  # type: ignore[return-value]
+
+
+def builtin(repeat: int) -> dict[str, float]:
+    pod_raw, dep_raw = realistic_pod(), realistic_deployment()
+    pod, dep = Pod.parse(pod_raw), Deployment.parse(dep_raw)  # builds the validators
+    assert pod.to_raw() == pod_raw and dep.to_raw() == dep_raw
+
+    def raw_reads() -> object:
+        s = pod_raw["spec"]
+        return (pod_raw["status"]["phase"], s["containers"][0]["image"],
+                s["containers"][0]["resources"]["limits"]["cpu"], s["nodeName"],
+                dep_raw["spec"]["replicas"])
+
+    def typed_reads() -> object:
+        s, st, ds = pod.spec, pod.status, dep.spec
+        assert s is not None and st is not None and ds is not None
+        limits = s.containers[0].resources.limits if s.containers[0].resources else None
+        return (st.phase, s.containers[0].image, (limits or {})["cpu"], s.node_name,
+                ds.replicas)
+
+    def per_op(fn: Any, n: int) -> float:
+        return min(timeit.repeat(fn, number=n, repeat=repeat)) / n * 1e6
+
+    out = {
+        "pod_parse_us": per_op(lambda: Pod.parse(pod_raw), 2_000),
+        "deployment_parse_us": per_op(lambda: Deployment.parse(dep_raw), 2_000),
+        "raw_reads_us": per_op(raw_reads, 200_000),
+        "typed_reads_us": per_op(typed_reads, 200_000),
+        "pod_to_raw_us": per_op(pod.to_raw, 2_000),
+        "pod_json_bytes": len(orjson.dumps(pod_raw)),
+        "deployment_json_bytes": len(orjson.dumps(dep_raw)),
+    }
+    return {k: round(v, 2) for k, v in out.items()}
+
+
 async def controller(*, keys: int, typed: bool) -> tuple[float, float]:
     objs = [sample(i) for i in range(keys)]
     cache = FakeCache(objs)
@@ -146,6 +270,8 @@ async def main() -> None:
     args = parser.parse_args()
     structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.WARNING))
     print(orjson.dumps({"bench": "typed", "case": "micro", **micro(args.repeat)}).decode(),
+          flush=True)
+    print(orjson.dumps({"bench": "typed", "case": "builtin", **builtin(args.repeat)}).decode(),
           flush=True)
     best: dict[bool, tuple[float, float]] = {}
     for typed in (False, True):

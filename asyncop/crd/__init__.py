@@ -11,12 +11,15 @@ keywords, checked: ResourceInfo, PrinterColumn, Scale), `model` (Model, ObjectMe
 `markers` (what pydantic cannot say: IntOrString, PreserveUnknownFields, EmbeddedResource,
 ListMap/ListSet/ListAtomic, MapType, Rule, Format, Nullable, Int32, Int64), `manifest` (CRD
 assembly), `schema` (pydantic JSON schema -> structural OpenAPI; the mapping rules are in its
-docstring), `pydantic_schema` (defaults and untyped fields), `structural` (kube's structural
-rules), `values` (nulls the schema does not allow), `yamltext` (crd_yaml), `conditions`
-(metav1.Condition), `names`, `typenames`, `errors`.
+docstring), `pydantic_schema` (defaults and untyped fields), `kubetypes` (kube's own types,
+such as `asyncop.k8s.PodTemplateSpec`, embedded with kube's full schema as controller-gen
+embeds them), `structural` (kube's structural rules), `values` (nulls the schema does not
+allow), `yamltext` (crd_yaml), `conditions` (metav1.Condition), `names`, `typenames`,
+`unmapped` (field types with no mapping), `errors`.
 
-Invariant: this package imports only `asyncop.api` (and pydantic/yaml); a mistake in a model
-is a `CRDError` of one line naming the class and the field.
+Invariant: this package imports only `asyncop.api` and `asyncop.kubespec` (and
+pydantic/yaml) — never `asyncop.k8s`, whose classes it knows by their `__kube_definition__`;
+a mistake in a model is a `CRDError` of one line naming the class and the field.
 """
 
 from asyncop.crd.conditions import Condition, Conditions

@@ -7,7 +7,9 @@ validate, dumps use the wire names; the docstring under a field is its descripti
 comments are for controller-gen); unknown fields are ignored, so an object written by a newer
 version of the schema never fails to parse; `bytes` travel as base64 (pydantic writes the
 URL-safe alphabet and reads both). CEL rules on a whole model are a class keyword:
-`class Range(Model, rules=[Rule("self.min <= self.max")])`.
+`class Range(Model, rules=[Rule("self.min <= self.max")])`. A field type pydantic cannot
+validate (an arbitrary class, a kubernetes client model) fails when the class is made, in one
+`CRDError` line naming the model and the field (`unmapped`).
 
 Plain `pydantic.BaseModel`s work too (field names are then used as they are).
 
@@ -21,13 +23,15 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any, ClassVar
 
-from pydantic import BaseModel, ConfigDict, Field, GetJsonSchemaHandler
+from pydantic import BaseModel, ConfigDict, Field, GetCoreSchemaHandler, GetJsonSchemaHandler
 from pydantic.alias_generators import to_camel
+from pydantic.errors import PydanticSchemaGenerationError
 from pydantic.json_schema import JsonSchemaValue
 from pydantic_core import CoreSchema
 
 from asyncop.crd.errors import CRDError
 from asyncop.crd.markers import RULES_KEY, Rule
+from asyncop.crd.unmapped import unmapped_type_error
 
 
 class Model(BaseModel):
@@ -66,6 +70,17 @@ class Model(BaseModel):
     def _class_keywords(cls) -> tuple[str, ...]:
         """Class keywords a subclass reads besides `rules` (CustomResource adds its own)."""
         return ()
+
+    @classmethod
+    def __get_pydantic_core_schema__(
+        cls, source: type[BaseModel], handler: GetCoreSchemaHandler, /
+    ) -> CoreSchema:
+        """pydantic's schema; a field type it has none for is one CRDError line naming the
+        model and the field (and, for a kubernetes client model, the asyncop.k8s class)."""
+        try:
+            return handler(source)
+        except PydanticSchemaGenerationError as exc:
+            raise unmapped_type_error(cls, exc) from None
 
     @classmethod
     def __get_pydantic_json_schema__(

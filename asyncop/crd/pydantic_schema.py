@@ -5,7 +5,10 @@ shape objects may have on the wire) with three changes, made by a `GenerateJsonS
 subclass:
 
 - a type pydantic cannot describe (an arbitrary class, a callable) leaves a marker at its
-  place instead of raising, so the conversion can name the field;
+  place instead of raising, so the conversion can name the field; so does a `kubernetes`
+  client model (a pydantic model whose schema is not kube's; the marker names the
+  asyncop.k8s class to use), and one of kube's own types (a class with
+  `__kube_definition__`) is just its definition's name: the conversion embeds kube's schema;
 - defaults are taken from model fields only, serialised by the field's own serializer (so a
   `bytes` default is base64, an enum its value, a nested model its wire names); `None` is no
   default;
@@ -27,8 +30,13 @@ from pydantic.json_schema import GenerateJsonSchema, JsonSchemaValue, NoDefault
 from pydantic_core import CoreSchema, PydanticUndefined, core_schema, to_jsonable_python
 from pydantic_core.core_schema import ErrorType
 
+from asyncop.crd.kubetypes import KUBE_DEFINITION_KEY
+from asyncop.crd.unmapped import client_model_problem
+
 INVALID_KEY = "x-asyncop-invalid"
 """Internal key: this node's type has no JSON schema (the value says why)."""
+UNMAPPED_KEY = "x-asyncop-unmapped"
+"""Internal key: a model that must not become a schema (the value says why and what instead)."""
 BAD_DEFAULT_KEY = "x-asyncop-bad-default"
 """Internal key: this field's default does not validate (the value is pydantic's message)."""
 
@@ -56,6 +64,12 @@ class _Generator(GenerateJsonSchema):
         return value  # keep declaration order; the conversion orders every node itself
 
     def model_schema(self, schema: core_schema.ModelSchema) -> JsonSchemaValue:
+        kube = vars(schema["cls"]).get("__kube_definition__")
+        if isinstance(kube, str) and kube:
+            return {KUBE_DEFINITION_KEY: kube}  # kube's own type: its schema is kubespec's
+        problem = client_model_problem(schema["cls"])
+        if problem:
+            return {UNMAPPED_KEY: problem}
         json_schema = super().model_schema(schema)
         fields_schema = schema["schema"]
         props = json_schema.get("properties")

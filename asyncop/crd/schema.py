@@ -27,7 +27,10 @@ OpenAPI v3.0 in "structural" form. `object_schema(owner, model)` converts one in
 - defaults: the field's default as its serializer writes it, nulls the schema does not
   allow removed, never `default: null` (factories: see `pydantic_schema`);
 - CEL rules from `Rule` markers and `rules=` model keywords become `x-kubernetes-validations`
-  (the model's rules first).
+  (the model's rules first);
+- one of kube's own types (a class with `__kube_definition__`, from `asyncop.k8s`) becomes
+  kube's full schema from kubespec, expanded as controller-gen expands it (`kubetypes`); the
+  field's description, default, nullability and rules go on top.
 
 Anything without a structural mapping (tuples with mixed items, unions of different types,
 arbitrary classes, callables) is a `CRDError` naming the class and the field path. Invariant:
@@ -42,8 +45,9 @@ from typing import Any
 from pydantic import BaseModel
 
 from asyncop.crd.errors import CRDError
+from asyncop.crd.kubetypes import KUBE_DEFINITION_KEY, KubeRecursion, kube_schema
 from asyncop.crd.markers import FORMAT_KEY, KUBE_FORMATS, RULES_KEY
-from asyncop.crd.pydantic_schema import BAD_DEFAULT_KEY, INVALID_KEY, json_schema
+from asyncop.crd.pydantic_schema import BAD_DEFAULT_KEY, INVALID_KEY, UNMAPPED_KEY, json_schema
 from asyncop.crd.typenames import dotted, type_at
 from asyncop.crd.values import wire_value
 
@@ -54,13 +58,13 @@ ORDER = (
     "type", "format", "description", "enum", "default", "nullable",
     "minimum", "exclusiveMinimum", "maximum", "exclusiveMaximum", "multipleOf",
     "minLength", "maxLength", "pattern", "minItems", "maxItems", "minProperties",
-    "maxProperties", "required", "properties", "additionalProperties", "items",
+    "maxProperties", "required", "properties", "additionalProperties", "items", "anyOf",
     "x-kubernetes-embedded-resource", "x-kubernetes-int-or-string",
     "x-kubernetes-preserve-unknown-fields", "x-kubernetes-list-type",
     "x-kubernetes-list-map-keys", "x-kubernetes-map-type", "x-kubernetes-validations",
 )
 _COPIED = frozenset(ORDER) - {"properties", "additionalProperties", "items", "required",
-                              "x-kubernetes-validations", "format"}
+                              "x-kubernetes-validations", "format", "anyOf"}
 _NULL: Schema = {"type": "null"}
 _OPTIONAL = "x-asyncop-optional-null"
 _REF = "x-asyncop-ref"
@@ -118,6 +122,8 @@ class _Converter:
             self.stack.pop()
 
     def convert_node(self, node: Schema, path: Path) -> Schema:
+        if KUBE_DEFINITION_KEY in node:
+            return self.kube_node(node, path)
         node = self.check_shape(node, path)
         out: Schema = {key: node[key] for key in _COPIED if key in node}
         if isinstance(out.get("description"), str):
@@ -150,6 +156,36 @@ class _Converter:
             result[_OPTIONAL] = True
         return result
 
+    def kube_node(self, node: Schema, path: Path) -> Schema:
+        """One of kube's own types: its schema from kubespec (`kubetypes`); the field's
+        description, default, nullability and CEL rules on top."""
+        definition = node[KUBE_DEFINITION_KEY]
+        try:
+            out = kube_schema(definition)
+        except KubeRecursion as exc:
+            name = exc.definition.rpartition(".")[2]
+            raise self.error((*path, *exc.at), f"{name} refers to itself (kube's "
+                             f"{exc.definition}); a structural schema cannot recurse (use a "
+                             "dict[str, Any] field to cut the cycle)") from None
+        except KeyError:
+            raise self.error(path, f"{self.type_name(path)} names {definition!r}, which "
+                             "Kubernetes does not define") from None
+        if isinstance(node.get("description"), str):
+            out["description"] = prose(node["description"])
+        if node.get("nullable"):
+            out["nullable"] = True
+        rules = node.get(RULES_KEY)
+        if rules:
+            out["x-kubernetes-validations"] = [
+                {key: rule[key] for key in _RULE_ORDER if key in rule} for rule in rules]
+        if "default" in node:
+            out["default"] = node["default"]
+            self.default(node, out, path)
+        result = _ordered(out)
+        if node.get(_OPTIONAL):
+            result[_OPTIONAL] = True
+        return result
+
     def default(self, node: Schema, out: Schema, path: Path) -> None:
         if node.get(BAD_DEFAULT_KEY):
             raise self.error(path, f"the default {out['default']!r} is invalid: "
@@ -164,6 +200,8 @@ class _Converter:
 
     def check_shape(self, node: Schema, path: Path) -> Schema:
         """Reject what has no structural form; homogeneous fixed tuples become arrays."""
+        if UNMAPPED_KEY in node:
+            raise self.error(path, node[UNMAPPED_KEY])
         if INVALID_KEY in node:
             raise self.error(path, f"{self.type_name(path)} has no OpenAPI mapping (use a "
                              "str/int/float/bool, list[...], dict[str, ...] or a Model)")
@@ -289,6 +327,17 @@ class _Converter:
             out["additionalProperties"] = _nullable_if_optional(value)
         if "properties" not in node and extra is None:
             out["x-kubernetes-preserve-unknown-fields"] = True  # a bare `dict`
+
+
+def _ordered(node: Schema) -> Schema:
+    """`node` and every schema under it with their keys in ORDER."""
+    out = {key: node[key] for key in ORDER if key in node}
+    if "properties" in out:
+        out["properties"] = {k: _ordered(v) for k, v in out["properties"].items()}
+    for key in ("items", "additionalProperties"):
+        if isinstance(out.get(key), dict):
+            out[key] = _ordered(out[key])
+    return out
 
 
 def _nullable_if_optional(node: Schema) -> Schema:

@@ -7,7 +7,9 @@ generated CRD that passes is one the server accepts:
 - every node has a `type`, except `x-kubernetes-int-or-string` and
   `x-kubernetes-preserve-unknown-fields` nodes; int-or-string nodes have no type;
 - `properties` and `additionalProperties` are never both set; arrays have one `items`;
-- `anyOf/allOf/oneOf/not` carry value validations only (the conversion emits none);
+- `anyOf/allOf/oneOf/not` carry value validations only; the conversion emits just kube's
+  IntOrString form, `anyOf: [{type: integer}, {type: string}]` on an int-or-string node
+  (controller-gen's, for kube's IntOrString and Quantity), which kube exempts;
 - `x-kubernetes-list-type` only on arrays; `map` needs object items whose map keys are
   scalar properties that are required or defaulted; `set` needs scalar (or atomic) items;
   `x-kubernetes-map-type` only on objects; an embedded resource is an object;
@@ -34,6 +36,8 @@ Schema = dict[str, Any]
 SCALARS = ("string", "integer", "number", "boolean")
 _TYPES = (*SCALARS, "array", "object")
 _COMBINATORS = ("anyOf", "allOf", "oneOf", "not")
+INT_OR_STRING_ANY_OF = [{"type": "integer"}, {"type": "string"}]
+"""kube's IntOrString form under anyOf (kube: isIntOrStringAnyOfPattern), the one allowed."""
 
 
 def check_structural(owner: str, schema: Schema, path: str = "") -> None:
@@ -53,7 +57,7 @@ def check_structural(owner: str, schema: Schema, path: str = "") -> None:
     if typ == "array" and not isinstance(schema.get("items"), dict):
         raise fail("an array needs one items schema")
     for key in _COMBINATORS:
-        if key in schema:
+        if key in schema and not (key == "anyOf" and schema[key] == INT_OR_STRING_ANY_OF):
             raise fail(f"{key} is not supported here (use a Model or IntOrString)")
     _check_list_and_map_types(fail, schema, typ)
     if schema.get("x-kubernetes-embedded-resource") and typ != "object":

@@ -49,6 +49,7 @@ _NESTED_FORBIDDEN = {
     "additionalProperties": "must be undefined to be structural",
 }
 _COMBINATORS = ("allOf", "anyOf", "oneOf")
+_INT_OR_STRING_ANY_OF = [{"type": "integer"}, {"type": "string"}]
 
 
 def _cause(reason: str, message: str, field: str) -> StatusCause:
@@ -118,11 +119,7 @@ def _walk(out: list[StatusCause], node: Any, path: str, *, level: str) -> None:
         _walk(out, items, f"{path}.items", level="items")
     elif node.get("type") == "array":
         _required(out, f"{path}.items", "must be specified")
-    for comb in _COMBINATORS:
-        for i, sub in enumerate(node.get(comb) or []):
-            _nested(out, sub, f"{path}.{comb}[{i}]")
-    if "not" in node:
-        _nested(out, node["not"], f"{path}.not")
+    _combinators(out, node, path)
     if "default" in node and level != "root":
         _check_default(out, node, path)
 
@@ -194,7 +191,25 @@ def _check_type_meta(out: list[StatusCause], props: dict[str, Any], path: str, *
                                    "but metadata is implicitly specified")
 
 
-def _nested(out: list[StatusCause], node: Any, path: str) -> None:
+def _combinators(out: list[StatusCause], node: dict[str, Any], path: str, *,
+                 skip_any_of: bool = False) -> None:
+    """allOf/anyOf/oneOf/not hold value validations only — except kube's two IntOrString
+    forms, `anyOf: [{type: integer}, {type: string}]` and the same as `allOf[0].anyOf`
+    (kube: isIntOrStringAnyOfPattern / isIntOrStringAllOfPattern), which controller-gen
+    writes for every IntOrString and Quantity field."""
+    for comb in _COMBINATORS:
+        subs = node.get(comb) or []
+        if comb == "anyOf" and (skip_any_of or subs == _INT_OR_STRING_ANY_OF):
+            continue
+        for i, sub in enumerate(subs):
+            first_all_of = comb == "allOf" and i == 0 and isinstance(sub, dict) and sub.get(
+                "anyOf") == _INT_OR_STRING_ANY_OF
+            _nested(out, sub, f"{path}.{comb}[{i}]", skip_any_of=first_all_of)
+    if "not" in node:
+        _nested(out, node["not"], f"{path}.not")
+
+
+def _nested(out: list[StatusCause], node: Any, path: str, *, skip_any_of: bool = False) -> None:
     """A schema under allOf/anyOf/oneOf/not: value validations only."""
     if not isinstance(node, dict):
         _invalid(out, path, node, "must be a schema object")
@@ -214,11 +229,7 @@ def _nested(out: list[StatusCause], node: Any, path: str) -> None:
             _nested(out, sub, f"{path}.properties[{name}]")
     if isinstance(node.get("items"), dict):
         _nested(out, node["items"], f"{path}.items")
-    for comb in _COMBINATORS:
-        for i, sub in enumerate(node.get(comb) or []):
-            _nested(out, sub, f"{path}.{comb}[{i}]")
-    if "not" in node:
-        _nested(out, node["not"], f"{path}.not")
+    _combinators(out, node, path, skip_any_of=skip_any_of)
 
 
 def _check_default(out: list[StatusCause], node: dict[str, Any], path: str) -> None:
