@@ -27,7 +27,7 @@ import orjson
 from asyncop.api import BadRequest, Invalid, StatusCause, status_body
 from asyncop.apiserver.builtin import dupkeys, gotypes, walker
 from asyncop.apiserver.builtin.goerrors import go_quote
-from asyncop.apiserver.builtin.walker import canonical_quantity
+from asyncop.apiserver.builtin.quantityhook import canonical_quantity
 from asyncop.apiserver.core.resources import ResourceType
 
 __all__ = ["canonical_quantity", "decode", "decode_patched", "kind_node", "patch_invalid"]

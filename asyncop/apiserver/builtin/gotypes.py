@@ -6,9 +6,11 @@ how its errors are worded (`…into Go struct field PodSpec.spec.containers of t
 once per (minor, kind), a tree of `Node`s from `asyncop.kubespec.definitions(minor)` that the
 decoder (`decode.py`) walks in a tight loop — the raw schema is never read per request.
 
-A `Node` is a tuple `(tag, go_type, a, b)`:
+A `Node` is a tuple `(tag, go_type, a, b, c)`:
 
-- `STRUCT`: `a` = {json field name: Node}, `b` = the Go struct's name (`PodSpec`);
+- `STRUCT`: `a` = {json field name: Node}, `b` = the Go struct's name (`PodSpec`), `c` =
+  {json field name: `str` or `bool`} for its plain string and bool fields (the fast walk
+  checks those with one lookup);
 - `LIST`: `a` = the item Node, `b` = the list-map keys (a tuple), True for a set, else None
   (server-side apply names list items by them); `MAP`: `a` = the value Node (keys are strings);
 - scalars `STRING`, `BOOL`, `INT32`, `INT64`, `INT` (`type: integer` without a format),
@@ -38,7 +40,7 @@ __all__ = [
     "MICROTIME", "QUANTITY", "STRING", "STRUCT", "TIME", "Node", "compiled",
 ]
 
-Node = tuple[int, str, Any, Any]
+Node = tuple[int, str, Any, Any, Any]
 
 STRUCT, LIST, MAP, STRING, BOOL, INT32, INT64, INT, FLOAT, BYTES = range(10)
 TIME, MICROTIME, QUANTITY, INT_OR_STRING, ANY = range(10, 15)
@@ -46,30 +48,30 @@ TIME, MICROTIME, QUANTITY, INT_OR_STRING, ANY = range(10, 15)
 _META = "io.k8s.apimachinery.pkg.apis.meta.v1."
 _APIEXT = "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1."
 _SPECIAL: dict[str, Node] = {
-    _META + "Time": (TIME, "v1.Time", None, None),
-    _META + "MicroTime": (MICROTIME, "v1.MicroTime", None, None),
-    _META + "FieldsV1": (ANY, "v1.FieldsV1", None, None),
-    "io.k8s.apimachinery.pkg.runtime.RawExtension": (ANY, "runtime.RawExtension", None, None),
-    kubespec.QUANTITY: (QUANTITY, "resource.Quantity", None, None),
-    kubespec.INT_OR_STRING: (INT_OR_STRING, "intstr.IntOrString", None, None),
-    _APIEXT + "JSON": (ANY, "v1.JSON", None, None),
-    _APIEXT + "JSONSchemaPropsOrArray": (ANY, "v1.JSONSchemaPropsOrArray", None, None),
-    _APIEXT + "JSONSchemaPropsOrBool": (ANY, "v1.JSONSchemaPropsOrBool", None, None),
+    _META + "Time": (TIME, "v1.Time", None, None, None),
+    _META + "MicroTime": (MICROTIME, "v1.MicroTime", None, None, None),
+    _META + "FieldsV1": (ANY, "v1.FieldsV1", None, None, None),
+    "io.k8s.apimachinery.pkg.runtime.RawExtension": (ANY, "runtime.RawExtension", None, None, None),
+    kubespec.QUANTITY: (QUANTITY, "resource.Quantity", None, None, None),
+    kubespec.INT_OR_STRING: (INT_OR_STRING, "intstr.IntOrString", None, None, None),
+    _APIEXT + "JSON": (ANY, "v1.JSON", None, None, None),
+    _APIEXT + "JSONSchemaPropsOrArray": (ANY, "v1.JSONSchemaPropsOrArray", None, None, None),
+    _APIEXT + "JSONSchemaPropsOrBool": (ANY, "v1.JSONSchemaPropsOrBool", None, None, None),
     _APIEXT + "JSONSchemaPropsOrStringArray":
-        (ANY, "v1.JSONSchemaPropsOrStringArray", None, None),
+        (ANY, "v1.JSONSchemaPropsOrStringArray", None, None, None),
 }
 _SCALARS: dict[tuple[Any, Any], Node] = {
-    ("string", None): (STRING, "string", None, None),
-    ("string", "byte"): (BYTES, "[]uint8", None, None),
-    ("string", "date-time"): (TIME, "v1.Time", None, None),
-    ("boolean", None): (BOOL, "bool", None, None),
-    ("integer", "int32"): (INT32, "int32", None, None),
-    ("integer", "int64"): (INT64, "int64", None, None),
-    ("integer", None): (INT, "int", None, None),
-    ("number", "double"): (FLOAT, "float64", None, None),
-    ("number", None): (FLOAT, "float64", None, None),
+    ("string", None): (STRING, "string", None, None, None),
+    ("string", "byte"): (BYTES, "[]uint8", None, None, None),
+    ("string", "date-time"): (TIME, "v1.Time", None, None, None),
+    ("boolean", None): (BOOL, "bool", None, None, None),
+    ("integer", "int32"): (INT32, "int32", None, None, None),
+    ("integer", "int64"): (INT64, "int64", None, None, None),
+    ("integer", None): (INT, "int", None, None, None),
+    ("number", "double"): (FLOAT, "float64", None, None, None),
+    ("number", None): (FLOAT, "float64", None, None, None),
 }
-_ANY: Node = (ANY, "interface {}", None, None)
+_ANY: Node = (ANY, "interface {}", None, None, None)
 
 
 def _go_name(definition: str) -> str:
@@ -98,13 +100,19 @@ class _Compiler:
             self.structs[name] = node
             return node
         fields: dict[str, Node] = {}
+        simple: dict[str, type] = {}
         short = name.rsplit(".", 1)[-1]
-        node = (STRUCT, _go_name(name), fields, short)
+        node = (STRUCT, _go_name(name), fields, short, simple)
         self.structs[name] = node  # before the fields: recursive types share this node
         named = gonames.FIELD_TYPES.get(name, {})
         for key, prop in (schema.get("properties") or {}).items():
             if isinstance(prop, dict):
                 fields[key] = _renamed(self.schema(prop, ""), named.get(key))
+        for key, child in fields.items():
+            if child[0] == STRING:
+                simple[key] = str
+            elif child[0] == BOOL:
+                simple[key] = bool
         return node
 
     def schema(self, schema: dict[str, Any], owner: str) -> Node:
@@ -118,14 +126,14 @@ class _Compiler:
             list_type = schema.get("x-kubernetes-list-type")
             keys = tuple(schema.get("x-kubernetes-list-map-keys") or ())
             return (LIST, "[]" + item[1], item,
-                    keys if list_type == "map" and keys else list_type == "set" or None)
+                    keys if list_type == "map" and keys else list_type == "set" or None, None)
         if kind == "object":
             extra = schema.get("additionalProperties")
             if isinstance(extra, dict):
                 value = self.schema(extra, "")
-                return (MAP, "map[string]" + value[1], value, None)
+                return (MAP, "map[string]" + value[1], value, None, None)
             if owner and "properties" not in schema:
-                return (STRUCT, _go_name(owner), {}, owner.rsplit(".", 1)[-1])
+                return (STRUCT, _go_name(owner), {}, owner.rsplit(".", 1)[-1], {})
             return _ANY
         scalar = _SCALARS.get((kind, schema.get("format")))
         return scalar if scalar is not None else _ANY
@@ -139,13 +147,13 @@ def _renamed(node: Node, go_type: str | None) -> Node:
     tag = node[0]
     underlying = gonames.UNDERLYING.get(go_type, go_type)
     if tag == LIST and underlying.startswith("[]"):
-        return (LIST, go_type, _renamed(node[2], underlying[2:]), None)
+        return (LIST, go_type, _renamed(node[2], underlying[2:]), node[3], None)
     if tag == MAP and underlying.startswith("map["):
         value = underlying[underlying.index("]") + 1:]
-        return (MAP, go_type, _renamed(node[2], value), None)
-    if tag in (LIST, MAP, STRUCT):
-        return node if tag == STRUCT else (tag, go_type, node[2], node[3])
-    return (tag, go_type, node[2], node[3])
+        return (MAP, go_type, _renamed(node[2], value), None, None)
+    if tag == STRUCT:
+        return node
+    return (tag, go_type, node[2], node[3], node[4])
 
 
 @functools.cache

@@ -47,7 +47,7 @@ from asyncop.apiserver.builtin.gotypes import (
     TIME,
     Node,
 )
-from asyncop.apiserver.builtin.walker import canonical_quantity
+from asyncop.apiserver.builtin.quantityhook import canonical_quantity
 
 __all__ = ["convert", "go_v"]
 

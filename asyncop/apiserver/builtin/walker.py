@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from asyncop.apiserver.builtin import dupkeys
+from asyncop.apiserver.builtin.fastwalk import Slow, count_keys, fast
 from asyncop.apiserver.builtin.goerrors import (
     MICRO_LAYOUT,
     RFC3339_LAYOUT,
@@ -61,6 +62,7 @@ from asyncop.apiserver.builtin.gotypes import (
     TIME,
     Node,
 )
+from asyncop.apiserver.builtin.quantityhook import canonical_quantity
 
 __all__ = ["Outcome", "canonical_quantity", "decode_value"]
 
@@ -69,14 +71,6 @@ _I64 = 1 << 63
 _B64_CANONICAL = re.compile(r"(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?")
 _KEY_TOKEN = re.compile(rb'"\s*:')
 _MAX_STRICT = 100
-
-
-def canonical_quantity(value: str | int | float) -> Any:
-    """THE Quantity hook: called with every Quantity value the decoder accepted (a string or
-    a JSON number); what it returns is stored instead. kube rewrites quantities into their
-    canonical form when it decodes (`1024Mi` → `1Gi`, `0.5` → `500m`, numbers → strings);
-    `builtin/quantity.py`'s canonical form is wired in here. Until then: unchanged."""
-    return value
 
 
 @dataclass(slots=True)
@@ -90,10 +84,6 @@ class Outcome:
     strict: list[str] = field(default_factory=list)
 
 
-class _Slow(Exception):
-    """The fast walk met something it does not handle: the full walk takes over."""
-
-
 def decode_value(node: Node, obj: dict[str, Any], *, strict: bool,
                  raw: bytes | None = None) -> Outcome:
     """Decode `obj` (a JSON object) as kube decodes it into the Go type `node`, in place.
@@ -102,8 +92,8 @@ def decode_value(node: Node, obj: dict[str, Any], *, strict: bool,
     `obj` was parsed from, when there is one — used to find duplicate keys (counted against
     the keys walked) and the literal text of numbers in error messages."""
     try:
-        keys = _fast(obj, node)
-    except _Slow:
+        keys = fast(obj, node)
+    except Slow:
         pass
     else:
         if raw is None or not strict or not _more_keys(raw, keys):
@@ -129,129 +119,6 @@ def _more_keys(raw: bytes, walked: int) -> bool:
     if count < walked:
         count = len(_KEY_TOKEN.findall(raw))
     return count > walked
-
-
-# --- the fast walk: no bookkeeping, any doubt goes to the full walk ---------------------------
-
-def _fast(value: Any, node: Node) -> int:
-    tag = node[0]
-    if tag == STRUCT:
-        if type(value) is not dict:
-            raise _Slow
-        fields = node[2]
-        n = len(value)
-        nulls = None
-        for key, item in value.items():
-            sub = fields.get(key)
-            if sub is None:
-                raise _Slow
-            if item is None:
-                nulls = [key] if nulls is None else [*nulls, key]
-                continue
-            st = sub[0]
-            if st == STRING:
-                if type(item) is not str:
-                    raise _Slow
-            elif st == INT32:
-                if type(item) is not int or not -_I32 <= item < _I32:
-                    raise _Slow
-            elif st == BOOL:
-                if type(item) is not bool:
-                    raise _Slow
-            elif st == QUANTITY:
-                value[key] = _fast_quantity(item)
-            else:
-                n += _fast(item, sub)
-        if nulls is not None:
-            for key in nulls:
-                del value[key]
-        return n
-    if tag == LIST:
-        if type(value) is not list:
-            raise _Slow
-        sub = node[2]
-        st = sub[0]
-        n = 0
-        if st == STRING:
-            for item in value:
-                if type(item) is not str:
-                    raise _Slow
-        elif st == QUANTITY:
-            for i, item in enumerate(value):
-                value[i] = _fast_quantity(item)
-        else:
-            for item in value:
-                if item is None:
-                    raise _Slow
-                n += _fast(item, sub)
-        return n
-    if tag == MAP:
-        if type(value) is not dict:
-            raise _Slow
-        sub = node[2]
-        st = sub[0]
-        n = len(value)
-        if st == STRING:
-            for item in value.values():
-                if type(item) is not str:
-                    raise _Slow
-        elif st == QUANTITY:
-            for key, item in value.items():
-                value[key] = _fast_quantity(item)
-        else:
-            for item in value.values():
-                if item is None:
-                    raise _Slow
-                n += _fast(item, sub)
-        return n
-    if tag == STRING:
-        if type(value) is not str:
-            raise _Slow
-    elif tag in (INT64, INT):
-        if type(value) is not int or not -_I64 <= value < _I64:
-            raise _Slow
-    elif tag == INT32:
-        if type(value) is not int or not -_I32 <= value < _I32:
-            raise _Slow
-    elif tag == BOOL:
-        if type(value) is not bool:
-            raise _Slow
-    elif tag == FLOAT:
-        if type(value) is not int and type(value) is not float:
-            raise _Slow
-    elif tag == INT_OR_STRING:
-        if type(value) is not str and (type(value) is not int or not -_I32 <= value < _I32):
-            raise _Slow
-    elif tag == TIME or tag == MICROTIME:
-        if type(value) is not str or \
-                time_error(value, RFC3339_LAYOUT if tag == TIME else MICRO_LAYOUT):
-            raise _Slow
-    elif tag == BYTES:
-        if type(value) is not str or not _B64_CANONICAL.fullmatch(value):
-            raise _Slow
-    elif tag == ANY:
-        return _count_keys(value)
-    else:  # QUANTITY outside a container: only at the root, never in a kind
-        raise _Slow
-    return 0
-
-
-def _fast_quantity(value: Any) -> Any:
-    if type(value) is str:
-        if quantity_error(value.strip()) is None:
-            return canonical_quantity(value)
-    elif type(value) is int or type(value) is float:
-        return canonical_quantity(value)
-    raise _Slow
-
-
-def _count_keys(value: Any) -> int:
-    if isinstance(value, dict):
-        return len(value) + sum(_count_keys(v) for v in value.values()
-                                if isinstance(v, dict | list))
-    if isinstance(value, list):
-        return sum(_count_keys(v) for v in value if isinstance(v, dict | list))
-    return 0
 
 
 # --- the full walk: Go's semantics and words --------------------------------------------------
@@ -362,7 +229,7 @@ class _Full:
             else:
                 self.type_error(_json_kind(value), node[1])
         elif tag == ANY:
-            self.keys += _count_keys(value)
+            self.keys += count_keys(value)
         else:
             return self.scalar(value, node)
         return value
