@@ -130,6 +130,16 @@ async def test_duplicate_fields_json_and_yaml(
         assert r.status == 201
         assert warnings_of(r) == [header('duplicate field "spec.replicas"')]
         assert (await r.json())["spec"]["replicas"] == 3  # the last one, as Go keeps it
+    # the duplicate-aware parse keeps number literals for messages; what it stores is
+    # plain JSON again (a regression: such a float could not be serialized)
+    raw = (b'{"metadata":{"name":"p","name":"p"},"spec":{"containers":[{"name":"c",'
+           b'"image":"i","resources":{"limits":{"cpu":0.5}}}]}}')
+    async with http.post(apiserver_no_sim.url + NS + "/pods", data=raw, headers=JSON) as r:
+        assert r.status == 201, await r.text()
+        assert warnings_of(r) == [header('duplicate field "metadata.name"')]
+    code, pod = await stored(http, apiserver_no_sim.url + NS + "/pods/p")
+    assert code == 200 and pod["spec"]["containers"][0]["resources"]["limits"]["cpu"] in (
+        0.5, "500m")
     yaml_body = b"""apiVersion: apps/v1
 kind: Deployment
 metadata:

@@ -34,6 +34,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+import orjson
+
 from asyncop.apiserver.builtin import dupkeys
 from asyncop.apiserver.builtin.fastwalk import Slow, count_keys, fast
 from asyncop.apiserver.builtin.goerrors import (
@@ -103,8 +105,9 @@ def decode_value(node: Node, obj: dict[str, Any], *, strict: bool,
         if strict and _more_keys(raw, out.keys):
             reparsed = dupkeys.loads_json(raw)  # duplicates marked, float literals kept
             if isinstance(reparsed, dict):
-                obj = reparsed
-                out = _Full(strict).run(obj, node)
+                out = _Full(strict).run(reparsed, node)
+                # back to plain JSON values (GoFloat and DupDict are the parse's own types)
+                obj = orjson.loads(orjson.dumps(reparsed, default=float))
         elif out.float_error:
             reparsed = dupkeys.loads_json(raw)
             if isinstance(reparsed, dict):
