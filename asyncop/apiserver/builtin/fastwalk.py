@@ -64,7 +64,22 @@ def fast(value: Any, node: Node) -> int:
         for key, item in value.items():
             plain = simple.get(key)
             if plain is not None and type(item) is plain:
-                continue
+                if plain is str or plain is bool:
+                    continue
+                if plain is int:
+                    if -_I32 <= item < _I32:  # int64 fields beyond: the full walk decides
+                        continue
+                elif plain is list:
+                    for text in item:
+                        if type(text) is not str:
+                            raise Slow
+                    continue
+                else:  # a map of strings
+                    for text in item.values():
+                        if type(text) is not str:
+                            raise Slow
+                    n += len(item)
+                    continue
             sub = fields.get(key)
             if sub is None:
                 raise Slow
@@ -107,7 +122,9 @@ def fast(value: Any, node: Node) -> int:
             for item in value:
                 if type(item) is dict:
                     for key, field in item.items():
-                        if type(field) is not simple.get(key):
+                        plain = simple.get(key)
+                        if type(field) is not plain or (plain is int and \
+                                not -_I32 <= field < _I32) or plain is list or plain is dict:
                             break
                     else:
                         n += len(item)

@@ -9,8 +9,8 @@ decoder (`decode.py`) walks in a tight loop — the raw schema is never read per
 A `Node` is a tuple `(tag, go_type, a, b, c)`:
 
 - `STRUCT`: `a` = {json field name: Node}, `b` = the Go struct's name (`PodSpec`), `c` =
-  {json field name: `str` or `bool`} for its plain string and bool fields (the fast walk
-  checks those with one lookup);
+  {json field name: Python type} for its plain fields (`str`, `bool`, `int`; `list` and
+  `dict` for lists and maps of strings), which the fast walk checks without descending;
 - `LIST`: `a` = the item Node, `b` = the list-map keys (a tuple), True for a set, else None
   (server-side apply names list items by them); `MAP`: `a` = the value Node (keys are strings);
 - scalars `STRING`, `BOOL`, `INT32`, `INT64`, `INT` (`type: integer` without a format),
@@ -72,6 +72,8 @@ _SCALARS: dict[tuple[Any, Any], Node] = {
     ("number", None): (FLOAT, "float64", None, None, None),
 }
 _ANY: Node = (ANY, "interface {}", None, None, None)
+# Python types of the fields the fast walk checks with one lookup (ints: within int32 there)
+_PLAIN: dict[int, type] = {STRING: str, BOOL: bool, INT32: int, INT64: int, INT: int}
 
 
 def _go_name(definition: str) -> str:
@@ -109,10 +111,11 @@ class _Compiler:
             if isinstance(prop, dict):
                 fields[key] = _renamed(self.schema(prop, ""), named.get(key))
         for key, child in fields.items():
-            if child[0] == STRING:
-                simple[key] = str
-            elif child[0] == BOOL:
-                simple[key] = bool
+            plain = _PLAIN.get(child[0])
+            if plain is not None:
+                simple[key] = plain
+            elif child[0] in (LIST, MAP) and child[2][0] == STRING:
+                simple[key] = list if child[0] == LIST else dict
         return node
 
     def schema(self, schema: dict[str, Any], owner: str) -> Node:
