@@ -34,8 +34,6 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-import orjson
-
 from asyncop.apiserver.builtin import dupkeys
 from asyncop.apiserver.builtin.fastwalk import Slow, count_keys, fast
 from asyncop.apiserver.builtin.goerrors import (
@@ -107,12 +105,27 @@ def decode_value(node: Node, obj: dict[str, Any], *, strict: bool,
             if isinstance(reparsed, dict):
                 out = _Full(strict).run(reparsed, node)
                 # back to plain JSON values (GoFloat and DupDict are the parse's own types)
-                obj = orjson.loads(orjson.dumps(reparsed, default=float))
+                obj = _plain(reparsed)
         elif out.float_error:
             reparsed = dupkeys.loads_json(raw)
             if isinstance(reparsed, dict):
                 out.fatal = _Full(strict).run(reparsed, node).fatal
     return Outcome(obj, out.fatal, out.strict if out.fatal is None else [])
+
+
+def _plain(value: Any) -> Any:
+    """A `dupkeys.loads_json` value as the server's parser would have given it: plain dicts,
+    floats, and integers beyond 64 bits as floats (orjson's reading of them)."""
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    if isinstance(value, float):
+        return float(value)
+    if isinstance(value, int) and not isinstance(value, bool) and \
+            not -_I64 <= value < (1 << 64):
+        return float(value)
+    return value
 
 
 def _more_keys(raw: bytes, walked: int) -> bool:
