@@ -23,6 +23,7 @@ import structlog
 import yaml
 from aiohttp import web
 
+from asyncop import kubespec
 from asyncop.apiserver.bindpolicy import check_bind
 from asyncop.apiserver.http import malformed
 from asyncop.apiserver.http.auth import self_signed
@@ -97,7 +98,7 @@ class ApiServer:
         if self._store is None:
             self._store = Store(clock=self.clock, history=self.history, seed=self.seed,
                                 watch_queue_size=self.watch_queue_size,
-                                features=self.features)
+                                features=self.features, minor=served_minor(self.version))
         return self._store
 
     @property
@@ -240,6 +241,17 @@ class ApiServer:
         finally:
             os.close(fd)
         return target
+
+
+def served_minor(version: tuple[str, str]) -> int:
+    """The minor whose kube schemas decode built-in kinds for a reported version: that
+    minor's, else the nearest one kubespec has (`("1", "33")` → 33)."""
+    digits = "".join(c for c in version[1] if c.isdigit())
+    minor = int(digits) if digits else kubespec.DEFAULT_MINOR
+    have = kubespec.minors()
+    if minor in have or not have:
+        return minor if have else kubespec.DEFAULT_MINOR
+    return min(have, key=lambda m: (abs(m - minor), -m))
 
 
 async def _stop_accepting(runner: web.AppRunner) -> None:

@@ -79,7 +79,7 @@ async def test_secret_string_data_and_lease_micro_time(apiserver_no_sim: ApiServ
     assert code == 201 and body["data"] == {"k": "dg=="} and body["type"] == "Opaque"
     assert "stringData" not in body
     lease = {"metadata": {"name": "l"}, "spec": {"holderIdentity": "a",
-                                                 "renewTime": "2026-01-01T10:00:00+00:00"}}
+                                                 "renewTime": "2026-01-01T10:00:00.000000+00:00"}}
     code, body = await call(http, "POST",
                             url + "/apis/coordination.k8s.io/v1/namespaces/default/leases",
                             json=lease)

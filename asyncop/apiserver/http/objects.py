@@ -12,6 +12,7 @@ from typing import Any
 
 from aiohttp import web
 
+from asyncop.apiserver.builtin.decode import decode as typed_decode
 from asyncop.apiserver.core import errors, paths
 from asyncop.apiserver.core.resources import ResourceType
 from asyncop.apiserver.http import listing, patching, sharding
@@ -19,14 +20,15 @@ from asyncop.apiserver.http.rbac import user_of
 from asyncop.apiserver.http.selectors import matcher, parse_field_selector, parse_label_selector
 from asyncop.apiserver.http.wire import (
     TABLE_CT,
+    YAML_TYPES,
     Target,
     decode_body,
+    decode_yaml_checked,
     dry_run,
     field_manager,
     field_validation,
     json_response,
     partial_metadata,
-    read_body,
     wants_metadata,
     wants_table,
 )
@@ -218,19 +220,42 @@ class ObjectRoutes:
 
     # --- writes --------------------------------------------------------------------------------
 
+    async def _decoded_body(self, request: web.Request, rt: ResourceType,
+                            ctx: WriteContext) -> Any:
+        """The request body, a built-in kind's decoded as kube decodes it (its raw text
+        shows duplicate keys and number literals; docs/apiserver.md, "Decoding built-in
+        kinds"); the Writer then skips its own decode."""
+        raw = await request.read()
+        content_type = request.headers.get("Content-Type", "").split(";", 1)[0].strip().lower()
+        body, yaml_duplicates = decode_yaml_checked(raw, content_type)
+        if rt.is_custom:
+            return body
+        is_yaml = content_type in YAML_TYPES
+        json_raw = None if is_yaml or content_type.endswith("protobuf") else raw
+        body = typed_decode(rt, body, minor=self.store.minor, validation=ctx.field_validation,
+                            warnings=ctx.warnings, raw=json_raw,
+                            yaml_duplicates=yaml_duplicates)
+        ctx.decoded = True
+        return body
+
     async def create(self, request: web.Request, t: Target) -> web.Response:
         if t.rt.namespaced and t.namespace is None:
             raise errors.method_not_allowed()
-        body = await read_body(request)
         ctx = self._ctx(request)
+        body = await self._decoded_body(request, t.rt, ctx)
         rt, body = await self._to_storage(t.rt, body, ctx)
         obj = await self.admitted.create(rt, body, namespace=t.namespace, ctx=ctx)
         return await self._respond(request, t.rt, obj, status=201, ctx=ctx)
 
     async def update(self, request: web.Request, t: Target) -> web.Response:
         assert t.name is not None
-        body = await read_body(request)
         ctx = self._ctx(request)
+        if t.subresource in ("finalize", "scale"):
+            raw = await request.read()
+            body = decode_body(raw, request.headers.get("Content-Type", "").split(";", 1)[0]
+                               .strip().lower())
+        else:
+            body = await self._decoded_body(request, t.rt, ctx)
         if t.subresource == "finalize":
             if t.rt.gr != ("", "namespaces") or not isinstance(body, dict):
                 raise errors.path_not_found()
@@ -278,7 +303,7 @@ class ObjectRoutes:
             raise errors.unsupported_media_type(
                 accepted + ", application/strategic-merge-patch+json")
         raw = await request.read()
-        patch = decode_body(raw, content_type, allow_yaml=is_apply)
+        patch, yaml_duplicates = decode_yaml_checked(raw, content_type, allow_yaml=is_apply)
         ctx = self._ctx(request, apply=is_apply)
         ns = t.namespace or ""
         old = self.store.raw_get(rt.gr, ns if rt.namespaced else "", t.name)
@@ -295,9 +320,14 @@ class ObjectRoutes:
                                      "an object")
         if is_apply:
             patching.check_apply_type(rt, patch)
+            patching.check_apply(rt, patch, minor=self.store.minor)
+        builtin = not rt.is_custom
+        patch_errors = patching.patch_strict_errors(raw, content_type, ctx.field_validation) \
+            if builtin and not is_apply else []
         if is_apply and old is None:
             merged = patching.server_side_apply(rt, None, patch, manager=manager, force=force,
                                                 subresource=t.subresource, now=self.store.now())
+            patching.apply_duplicates(yaml_duplicates, ctx.field_validation, ctx.warnings)
             if rt.namespaced:
                 merged.setdefault("metadata", {}).setdefault("namespace", ns)
             merged.get("metadata", {}).pop("resourceVersion", None)
@@ -307,10 +337,19 @@ class ObjectRoutes:
 
         def patched(current: dict[str, Any]) -> dict[str, Any]:
             if is_apply:
-                return patching.server_side_apply(rt, current, patch, manager=manager,
-                                                  force=force, subresource=t.subresource,
-                                                  now=self.store.now())
-            return patching.apply_patch(rt, copy_obj(current), patch, content_type, rt.kind)
+                applied = patching.server_side_apply(rt, current, patch, manager=manager,
+                                                     force=force, subresource=t.subresource,
+                                                     now=self.store.now())
+                patching.apply_duplicates(yaml_duplicates, ctx.field_validation, ctx.warnings)
+                return applied
+            result = patching.apply_patch(rt, copy_obj(current), patch, content_type, rt.kind)
+            if not builtin:
+                return result
+            ctx.decoded = True  # kube decodes the patched object once, here
+            return patching.decode_result(rt, result, patch, content_type,
+                                          minor=self.store.minor,
+                                          validation=ctx.field_validation,
+                                          warnings=ctx.warnings, patch_errors=patch_errors)
 
         if self.conversion.webhook(rt) is not None:
             assert old is not None

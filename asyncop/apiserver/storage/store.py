@@ -19,6 +19,7 @@ from typing import Any
 
 import structlog
 
+from asyncop import kubespec
 from asyncop.api.labels import LabelSelector, parse_selector
 from asyncop.apiserver.core import errors
 from asyncop.apiserver.core.registry import Registry
@@ -44,9 +45,12 @@ class Store:
 
     def __init__(self, *, clock: Clock, history: int = 10_000, seed: int | None = None,
                  watch_queue_size: int = 10_000,
-                 features: frozenset[str] = frozenset({"ShardedListAndWatch"})) -> None:
+                 features: frozenset[str] = frozenset({"ShardedListAndWatch"}),
+                 minor: int = kubespec.DEFAULT_MINOR) -> None:
         self.clock = clock
         self.features = features
+        self.minor = minor
+        """The Kubernetes minor version served: built-in kinds decode with its schemas."""
         """Enabled feature gates (kube-apiserver's names), e.g. ShardedListAndWatch."""
         self.registry = Registry()
         self.hub = WatchHub(history=history)

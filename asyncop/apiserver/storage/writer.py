@@ -1,6 +1,7 @@
 """Writer: the one write pipeline (create, update, status, delete) shared by HTTP and in-process.
 
-Order on create: type/namespace checks → built-in defaults → CR prune/default/validate →
+Order on create: typed decoding of built-in kinds (unless the HTTP handler did it) →
+type/namespace checks → built-in defaults → CR prune/default/validate →
 admission → name/metadata validation → server fields → commit. Update restores server-owned
 fields, enforces optimistic concurrency and status isolation, bumps generation per
 `objectmeta.spec_changed`, validates CRD updates with kube's update rules (immutable scope
@@ -18,6 +19,7 @@ from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
 from asyncop.apiserver import builtin
+from asyncop.apiserver.builtin.decode import decode as typed_decode
 from asyncop.apiserver.core import crds, errors, eventsv1
 from asyncop.apiserver.core.objectmeta import (
     check_field_types,
@@ -66,6 +68,9 @@ class WriteContext:
     uid: str | None = None
     #: the user the request was authenticated as (RBAC mode), shown to admission webhooks
     user: str | None = None
+    #: the body was already decoded as kube decodes it (the HTTP handlers decode the body
+    #: they read, with its raw text); False: the Writer decodes it first (in-process writes)
+    decoded: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,6 +101,7 @@ class Writer:
     def create(self, rt: ResourceType, obj: dict[str, Any], *, namespace: str | None = None,
                ctx: WriteContext | None = None) -> dict[str, Any]:
         ctx = ctx or WriteContext()
+        obj = self.decode(rt, obj, ctx)
         obj, meta, namespace = self._body(rt, obj, namespace)
         rv = meta.pop("resourceVersion", None)
         if _parses_nonzero(rv):
@@ -155,6 +161,15 @@ class Writer:
         if rt.gr == CRD_GR:
             stored = crdstate.established(self.store, stored)
         return stored
+
+    def decode(self, rt: ResourceType, obj: Any, ctx: WriteContext) -> Any:
+        """kube's first step: a built-in kind's body decoded into its Go type
+        (`builtin.decode`: unknown fields dropped, type errors a 400), once per request."""
+        if ctx.decoded or rt.is_custom:
+            return obj
+        ctx.decoded = True
+        return typed_decode(rt, obj, minor=self.store.minor, validation=ctx.field_validation,
+                            warnings=ctx.warnings)
 
     def _body(self, rt: ResourceType, obj: Any, namespace: str | None,
               ) -> tuple[dict[str, Any], dict[str, Any], str]:
@@ -233,6 +248,7 @@ class Writer:
                name: str, subresource: str = "", ctx: WriteContext | None = None,
                ) -> dict[str, Any]:
         ctx = ctx or WriteContext()
+        obj = self.decode(rt, obj, ctx)
         obj, meta, ns = self._body(rt, obj, namespace)
         if meta.get("name") and meta["name"] != name:
             raise errors.bad_request(

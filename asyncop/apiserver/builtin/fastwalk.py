@@ -1,0 +1,213 @@
+"""The fast decoding walk: the happy path of `walker`, with no bookkeeping at all.
+
+Most bodies are well-typed and have no unknown field: `fast` checks that in a tight loop
+(type checks inlined for the common leaves, no paths, no error texts), drops `null` struct
+fields and passes quantities through the hook, and returns the number of object keys it
+walked (`walker` compares it with the body's key tokens to spot duplicate keys). Anything
+else — an unknown field, a wrong type, a value a Go parser refuses, a duplicate-marked
+object — raises `Slow` and the full walk (`walker._Full`) decodes the object again with
+kube's semantics and words. Invariant: `fast` accepts only what Go's decoder accepts.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from typing import Any
+
+from asyncop.apiserver.builtin.goerrors import (
+    MICRO_LAYOUT,
+    RFC3339_LAYOUT,
+    quantity_error,
+    time_error,
+)
+from asyncop.apiserver.builtin.gotypes import (
+    ANY,
+    BOOL,
+    BYTES,
+    FLOAT,
+    INT,
+    INT32,
+    INT64,
+    INT_OR_STRING,
+    LIST,
+    MAP,
+    MICROTIME,
+    QUANTITY,
+    STRING,
+    STRUCT,
+    TIME,
+    Node,
+)
+from asyncop.apiserver.builtin.quantityhook import canonical_quantity
+
+__all__ = ["Slow", "count_keys", "fast"]
+
+_I32 = 1 << 31
+_I64 = 1 << 63
+_B64_CANONICAL = re.compile(r"(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?")
+
+
+class Slow(Exception):
+    """The fast walk met something it does not handle: the full walk takes over."""
+
+
+def fast(value: Any, node: Node) -> int:
+    tag = node[0]
+    if tag == STRUCT:
+        if type(value) is not dict:
+            raise Slow
+        fields = node[2]
+        simple = node[4]
+        n = len(value)
+        nulls = None
+        for key, item in value.items():
+            plain = simple.get(key)
+            if plain is not None and type(item) is plain:
+                if plain is str or plain is bool:
+                    continue
+                if plain is int:
+                    if -_I32 <= item < _I32:  # int64 fields beyond: the full walk decides
+                        continue
+                elif plain is list:
+                    for text in item:
+                        if type(text) is not str:
+                            raise Slow
+                    continue
+                else:  # a map of strings
+                    for text in item.values():
+                        if type(text) is not str:
+                            raise Slow
+                    n += len(item)
+                    continue
+            sub = fields.get(key)
+            if sub is None:
+                raise Slow
+            if item is None:
+                nulls = [key] if nulls is None else [*nulls, key]
+                continue
+            st = sub[0]
+            if st == STRING:
+                if type(item) is not str:
+                    raise Slow
+            elif st == INT32:
+                if type(item) is not int or not -_I32 <= item < _I32:
+                    raise Slow
+            elif st == BOOL:
+                if type(item) is not bool:
+                    raise Slow
+            elif st == QUANTITY:
+                value[key] = _fast_quantity(item)
+            else:
+                n += fast(item, sub)
+        if nulls is not None:
+            for key in nulls:
+                del value[key]
+        return n
+    if tag == LIST:
+        if type(value) is not list:
+            raise Slow
+        sub = node[2]
+        st = sub[0]
+        n = 0
+        if st == STRING:
+            for item in value:
+                if type(item) is not str:
+                    raise Slow
+        elif st == QUANTITY:
+            for i, item in enumerate(value):
+                value[i] = _fast_quantity(item)
+        elif st == STRUCT:  # items made of plain fields only are checked right here
+            simple = sub[4]
+            for item in value:
+                if type(item) is dict:
+                    for key, field in item.items():
+                        plain = simple.get(key)
+                        if type(field) is not plain or (plain is int and \
+                                not -_I32 <= field < _I32) or plain is list or plain is dict:
+                            break
+                    else:
+                        n += len(item)
+                        continue
+                elif item is None:
+                    raise Slow
+                n += fast(item, sub)
+        else:
+            for item in value:
+                if item is None:
+                    raise Slow
+                n += fast(item, sub)
+        return n
+    if tag == MAP:
+        if type(value) is not dict:
+            raise Slow
+        sub = node[2]
+        st = sub[0]
+        n = len(value)
+        if st == STRING:
+            for item in value.values():
+                if type(item) is not str:
+                    raise Slow
+        elif st == QUANTITY:
+            for key, item in value.items():
+                value[key] = _fast_quantity(item)
+        else:
+            for item in value.values():
+                if item is None:
+                    raise Slow
+                n += fast(item, sub)
+        return n
+    if tag == STRING:
+        if type(value) is not str:
+            raise Slow
+    elif tag in (INT64, INT):
+        if type(value) is not int or not -_I64 <= value < _I64:
+            raise Slow
+    elif tag == INT32:
+        if type(value) is not int or not -_I32 <= value < _I32:
+            raise Slow
+    elif tag == BOOL:
+        if type(value) is not bool:
+            raise Slow
+    elif tag == FLOAT:
+        if type(value) is not int and type(value) is not float:
+            raise Slow
+    elif tag == INT_OR_STRING:
+        if type(value) is not str and (type(value) is not int or not -_I32 <= value < _I32):
+            raise Slow
+    elif tag == TIME or tag == MICROTIME:
+        if type(value) is not str or \
+                time_error(value, RFC3339_LAYOUT if tag == TIME else MICRO_LAYOUT):
+            raise Slow
+    elif tag == BYTES:
+        if type(value) is not str or not _B64_CANONICAL.fullmatch(value):
+            raise Slow
+    elif tag == ANY:
+        return count_keys(value)
+    else:  # QUANTITY outside a container: only at the root, never in a kind
+        raise Slow
+    return 0
+
+
+@functools.lru_cache(maxsize=4096)
+def _valid_quantity(text: str) -> bool:
+    """Quantities repeat (`100m`, `128Mi`): kube's parse check, memoised."""
+    return quantity_error(text.strip()) is None
+
+
+def _fast_quantity(value: Any) -> Any:
+    if type(value) is str:
+        if _valid_quantity(value):
+            return canonical_quantity(value)
+    elif type(value) is int or type(value) is float:
+        return canonical_quantity(value)
+    raise Slow
+
+
+def count_keys(value: Any) -> int:
+    if isinstance(value, dict):
+        return len(value) + sum(count_keys(v) for v in value.values()
+                                if isinstance(v, dict | list))
+    if isinstance(value, list):
+        return sum(count_keys(v) for v in value if isinstance(v, dict | list))
+    return 0
