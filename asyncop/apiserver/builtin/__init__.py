@@ -33,12 +33,16 @@ import orjson
 
 from asyncop.api import StatusCause
 from asyncop.apiserver.builtin import (
+    autoscaling,
     batch,
     config,
     coordination,
     events,
     namespaces,
+    networking,
     pods,
+    policy,
+    rbac,
     serviceaccounts,
     services,
     workloads,
@@ -59,7 +63,7 @@ def _crd_defaults(obj: Obj, old: Obj | None) -> None:
 
 
 _FAMILIES = (pods, workloads, batch, services, config, namespaces, events, coordination,
-             serviceaccounts)
+             serviceaccounts, networking, autoscaling, policy, rbac)
 
 _DEFAULTS: dict[tuple[str, str], Defaulter] = {
     ("apiextensions.k8s.io", "customresourcedefinitions"): _crd_defaults,
