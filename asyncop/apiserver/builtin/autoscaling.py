@@ -20,6 +20,7 @@ from typing import Any
 
 from asyncop.api import StatusCause
 from asyncop.apiserver.builtin.fields import (
+    GoRepr,
     Obj,
     as_dict,
     as_int,
@@ -170,8 +171,8 @@ def _target(source: Obj, path: str) -> list[StatusCause]:
     for key in ("value", "averageValue"):
         if target.get(key) is not None:
             sign, shown = quantity_sign(target[key])
-            if sign != 1:
-                out.append(field_invalid(f"{path}.{key}", shown, "must be positive"))
+            if sign != 1:  # a *Quantity prints through its String(), unquoted
+                out.append(field_invalid(f"{path}.{key}", GoRepr(shown), "must be positive"))
     utilization = target.get("averageUtilization")
     if utilization is not None and (as_int(utilization) is None or utilization < 1):
         out.append(field_invalid(f"{path}.averageUtilization", utilization,
