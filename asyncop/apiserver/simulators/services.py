@@ -309,7 +309,10 @@ class ServiceAllocator:
         ports = [p for p in as_list(spec.get("ports")) if isinstance(p, dict)]
         for i, port in enumerate(ports):
             requested = port.get("nodePort")
-            number = port.get("port")
+            if requested and as_int(requested) is None:  # a wrong shape: out of any range
+                return [field_invalid(f"spec.ports[{i}].nodePort", requested,
+                                      self._check_port(requested, taken) or "")]
+            number = as_int(port.get("port"))
             if not requested and old_spec is None:
                 requested = by_port.get(number) or next(
                     (p.get("nodePort") for p in ports[i:]
