@@ -358,12 +358,23 @@ IP_MSG = "must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)"
 CIDR_MSG = "must be a valid CIDR value, (e.g. 10.9.8.0/24 or 2001:db8::/64)"
 
 
+_IPV4 = re.compile(r"[0-9]{1,3}(\.[0-9]{1,3}){3}")
+
+
+def ip_version(text: Any) -> int:
+    """4 or 6 for an address ParseIPSloppy takes, else 0 (IPv4 checked without parsing)."""
+    if isinstance(text, str) and _IPV4.fullmatch(text):
+        return 4 if all(int(part) <= 255 for part in text.split(".")) else 0
+    parsed = parse_ip(text)
+    return parsed.version if parsed is not None else 0
+
+
 def parse_ip(text: Any) -> IPAddress | None:
     """k8s.io/utils/net ParseIPSloppy: Go's net.ParseIP, which also takes IPv4 octets with
     leading zeros (read as decimal) and refuses IPv6 zones."""
     if not isinstance(text, str) or "%" in text or not text:
         return None
-    if re.fullmatch(r"[0-9]{1,3}(\.[0-9]{1,3}){3}", text):
+    if _IPV4.fullmatch(text):
         octets = [int(part) for part in text.split(".")]
         return ipaddress.IPv4Address(".".join(map(str, octets))) \
             if all(o <= 255 for o in octets) else None
@@ -386,7 +397,7 @@ def parse_cidr(text: Any) -> IPNetwork | None:
 
 def ip_errors(path: str, value: str) -> list[StatusCause]:
     """IsValidIP."""
-    return [] if parse_ip(value) is not None else [field_invalid(path, value, IP_MSG)]
+    return [] if ip_version(value) else [field_invalid(path, value, IP_MSG)]
 
 
 def cidr_errors(path: str, value: str) -> list[StatusCause]:

@@ -5,6 +5,8 @@
   the allocator (simulators/services.py) runs it before allocating, as kube's does.
 - `validate_ip_update` is the upgrade/downgrade part of ValidateServiceUpdate: a primary
   clusterIP or IP family never changes once set; releasing a secondary one needs SingleStack.
+- `non_special_ip_errors` (externalIPs) and `source_range_errors` (loadBalancerSourceRanges
+  or their annotation) are ValidateService's other address checks.
 - `normalize_cluster_ips` and `patch_allocated` are the service registry's beginCreate and
   beginUpdate steps (normalizeClusterIPs, patchAllocatedValues): clusterIPs follows a
   clusterIP given alone, and an update that leaves out allocated values keeps the old ones.
@@ -25,16 +27,21 @@ from asyncop.apiserver.builtin.fields import (
     as_int,
     as_list,
     as_str,
+    cidr_errors,
     field_duplicate,
+    field_forbidden,
     field_invalid,
     field_not_supported,
     field_required,
     go_string_slice,
     ip_errors,
+    ip_version,
     parse_ip,
 )
 
 NONE = "None"
+SOURCE_RANGES_ANNOTATION = "service.beta.kubernetes.io/load-balancer-source-ranges"
+LB_ONLY = "may only be used when `type` is 'LoadBalancer'"
 IP_FAMILIES = ("IPv4", "IPv6")
 IP_FAMILY_POLICIES = ("PreferDualStack", "RequireDualStack", "SingleStack")
 
@@ -136,8 +143,7 @@ def validate_cluster_ips(spec: Obj) -> list[StatusCause]:
 
 
 def _version(ip: str) -> int:
-    parsed = parse_ip(ip)
-    return parsed.version if parsed is not None else 0
+    return ip_version(ip)
 
 
 def validate_ip_update(spec: Obj, old_spec: Obj) -> list[StatusCause]:
@@ -253,3 +259,51 @@ def patch_allocated(spec: Obj, old_spec: Obj) -> None:
 def node_ports(spec: Obj) -> set[int]:
     return {n for p in as_list(spec.get("ports"))
             if (n := as_int(as_dict(p).get("nodePort")))}
+
+
+def non_special_ip_errors(path: str, value: str) -> list[StatusCause]:
+    """ValidateNonSpecialIP (externalIPs, endpoints)."""
+    ip = parse_ip(value)
+    if ip is None:
+        return [field_invalid(path, value, "must be a valid IP address")]
+    out: list[StatusCause] = []
+    if ip.is_unspecified:
+        out.append(field_invalid(path, value, f"may not be unspecified ({value})"))
+    if ip.is_loopback:
+        out.append(field_invalid(path, value,
+                                 "may not be in the loopback range (127.0.0.0/8, ::1/128)"))
+    if ip.is_link_local and not ip.is_multicast:
+        out.append(field_invalid(path, value,
+                                 "may not be in the link-local range (169.254.0.0/16, fe80::/10)"))
+    if _link_local_multicast(ip):
+        out.append(field_invalid(path, value, "may not be in the link-local multicast range "
+                                              "(224.0.0.0/24, ff02::/10)"))
+    return out
+
+
+def _link_local_multicast(ip: Any) -> bool:
+    if ip.version == 4:
+        return bool(ip.packed[:3] == b"\xe0\x00\x00")
+    return bool(ip.packed[0] == 0xFF and ip.packed[1] & 0x0F == 0x02)
+
+
+def source_range_errors(spec: Obj, annotations: Obj) -> list[StatusCause]:
+    """loadBalancerSourceRanges (kube's path is capitalised), else the annotation: CIDRs, and
+    only on LoadBalancers."""
+    ranges = as_list(spec.get("loadBalancerSourceRanges"))
+    not_lb = spec.get("type") != "LoadBalancer"
+    out: list[StatusCause] = []
+    if ranges:
+        path = "spec.LoadBalancerSourceRanges"  # sic: kube's path
+        if not_lb:
+            out.append(field_forbidden(path, LB_ONLY))
+        for i, value in enumerate(ranges):
+            out += cidr_errors(f"{path}[{i}]", as_str(value).strip())
+    elif SOURCE_RANGES_ANNOTATION in annotations:
+        path = f"metadata.annotations[{SOURCE_RANGES_ANNOTATION}]"
+        if not_lb:
+            out.append(field_forbidden(path, LB_ONLY))
+        text = as_str(annotations[SOURCE_RANGES_ANNOTATION]).strip()
+        for value in text.split(",") if text else []:
+            out += cidr_errors(path, value.strip())
+    return out

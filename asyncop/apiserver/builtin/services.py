@@ -28,7 +28,6 @@ from asyncop.apiserver.builtin.fields import (
     as_int,
     as_list,
     as_str,
-    cidr_errors,
     dns1123_label_errors,
     dns1123_subdomain_errors,
     field_duplicate,
@@ -38,7 +37,6 @@ from asyncop.apiserver.builtin.fields import (
     field_required,
     go_quote,
     ip_errors,
-    parse_ip,
     port_name_errors,
     port_num_errors,
     qualified_name_errors,
@@ -58,7 +56,6 @@ PROTOCOLS = ("SCTP", "TCP", "UDP")
 TRAFFIC_POLICIES = ("Cluster", "Local")
 AFFINITIES = ("ClientIP", "None")
 MAX_AFFINITY_SECONDS = 86400
-SOURCE_RANGES_ANNOTATION = "service.beta.kubernetes.io/load-balancer-source-ranges"
 TOPOLOGY_MODE = "service.kubernetes.io/topology-mode"
 TOPOLOGY_HINTS = "service.kubernetes.io/topology-aware-hints"
 
@@ -180,7 +177,7 @@ def validate_service(obj: Obj) -> list[StatusCause]:
     out += serviceips.validate_cluster_ips(spec)
     for i, ip in enumerate(as_list(spec.get("externalIPs"))):
         problems = ip_errors(f"spec.externalIPs[{i}]", as_str(ip))
-        out += problems or non_special_ip_errors(f"spec.externalIPs[{i}]", as_str(ip))
+        out += problems or serviceips.non_special_ip_errors(f"spec.externalIPs[{i}]", as_str(ip))
     if not stype:
         out.append(field_required("spec.type"))
     elif stype not in TYPES:
@@ -190,7 +187,7 @@ def validate_service(obj: Obj) -> list[StatusCause]:
                                 "may not be used when `type` is 'ClusterIP'")
                 for i, port in enumerate(ports) if port.get("nodePort")]
     out += _duplicates(ports)
-    out += _source_ranges(spec, annotations)
+    out += serviceips.source_range_errors(spec, annotations)
     if spec.get("allocateLoadBalancerNodePorts") is not None and stype != "LoadBalancer":
         out.append(field_forbidden("spec.allocateLoadBalancerNodePorts",
                                    "may only be used when `type` is 'LoadBalancer'"))
@@ -297,32 +294,6 @@ def _session_affinity(spec: Obj) -> list[StatusCause]:
     return []
 
 
-def non_special_ip_errors(path: str, value: str) -> list[StatusCause]:
-    """ValidateNonSpecialIP (externalIPs, endpoints)."""
-    ip = parse_ip(value)
-    if ip is None:
-        return [field_invalid(path, value, "must be a valid IP address")]
-    out: list[StatusCause] = []
-    if ip.is_unspecified:
-        out.append(field_invalid(path, value, f"may not be unspecified ({value})"))
-    if ip.is_loopback:
-        out.append(field_invalid(path, value,
-                                 "may not be in the loopback range (127.0.0.0/8, ::1/128)"))
-    if ip.is_link_local and not ip.is_multicast:
-        out.append(field_invalid(path, value,
-                                 "may not be in the link-local range (169.254.0.0/16, fe80::/10)"))
-    if _link_local_multicast(ip):
-        out.append(field_invalid(path, value, "may not be in the link-local multicast range "
-                                              "(224.0.0.0/24, ff02::/10)"))
-    return out
-
-
-def _link_local_multicast(ip: Any) -> bool:
-    if ip.version == 4:
-        return bool(ip.packed[:3] == b"\xe0\x00\x00")
-    return bool(ip.packed[0] == 0xFF and ip.packed[1] & 0x0F == 0x02)
-
-
 def _duplicates(ports: list[Obj]) -> list[StatusCause]:
     """Duplicate (protocol, nodePort) and (protocol, port) pairs."""
     out: list[StatusCause] = []
@@ -344,27 +315,6 @@ def _duplicates(ports: list[Obj]) -> list[StatusCause]:
                 f"AppProtocol:(*string)(nil), Port:{as_int(number) or 0}, "
                 'TargetPort:intstr.IntOrString{Type:0, IntVal:0, StrVal:""}, NodePort:0}')))
         seen.add(key)
-    return out
-
-
-def _source_ranges(spec: Obj, annotations: Obj) -> list[StatusCause]:
-    ranges = as_list(spec.get("loadBalancerSourceRanges"))
-    not_lb = spec.get("type") != "LoadBalancer"
-    lb_only = "may only be used when `type` is 'LoadBalancer'"
-    out: list[StatusCause] = []
-    if ranges:
-        path = "spec.LoadBalancerSourceRanges"  # sic: kube's path
-        if not_lb:
-            out.append(field_forbidden(path, lb_only))
-        for i, value in enumerate(ranges):
-            out += cidr_errors(f"{path}[{i}]", as_str(value).strip())
-    elif SOURCE_RANGES_ANNOTATION in annotations:
-        path = f"metadata.annotations[{SOURCE_RANGES_ANNOTATION}]"
-        if not_lb:
-            out.append(field_forbidden(path, lb_only))
-        text = as_str(annotations[SOURCE_RANGES_ANNOTATION]).strip()
-        for value in text.split(",") if text else []:
-            out += cidr_errors(path, value.strip())
     return out
 
 
