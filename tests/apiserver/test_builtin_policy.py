@@ -58,10 +58,19 @@ HPAS: list[tuple[str, Obj, str]] = [
      f'[{M0}.resource.target.type: Invalid value: "Percent": must be either Utilization, '
      f"Value, or AverageValue, {M0}.resource.target.averageUtilization: Invalid value: 0: "
      "must be greater than 0]"),
-    # ... a Quantity prints through its String()
+    # ... kube 1.33 prints the dereferenced Quantity with %#v (String has a pointer receiver):
+    # ParseQuantity keeps the text only when it is canonical
     ("average-value", hpa(metrics=[metric("Resource", resource={"name": "memory", "target": {
         "type": "AverageValue", "averageValue": "-1000"}})]),
-     f"{M0}.resource.target.averageValue: Invalid value: -1k: must be positive"),
+     f"{M0}.resource.target.averageValue: Invalid value: resource.Quantity{{i:resource."
+     "int64Amount{value:-1000, scale:0}, d:resource.infDecAmount{Dec:(*inf.Dec)(nil)}, "
+     's:"", Format:"DecimalSI"}: must be positive'),
+    ("value", hpa(metrics=[metric("Object", object={
+        "describedObject": {"kind": "Service", "name": "s"}, "metric": {"name": "rps"},
+        "target": {"type": "Value", "value": "-500m"}})]),
+     f"{M0}.object.target.value: Invalid value: resource.Quantity{{i:resource.int64Amount{{"
+     "value:-500, scale:-3}, d:resource.infDecAmount{Dec:(*inf.Dec)(nil)}, s:\"-500m\", "
+     'Format:"DecimalSI"}: must be positive'),
     # kube: validateResourceSource
     ("both-targets", hpa(metrics=[metric("Resource", resource={"name": "cpu", "target": {
         "type": "Utilization", "averageUtilization": 50, "averageValue": "1"}})]),
@@ -181,12 +190,14 @@ PDBS: list[tuple[str, Obj, str]] = [
      "(*intstr.IntOrString)(0xc000010000), UnhealthyPodEvictionPolicy:"
      "(*policy.UnhealthyPodEvictionPolicyType)(nil)}: minAvailable and maxUnavailable cannot "
      "be both set"),
-    # kube: ValidatePositiveIntOrPercent / IsNotMoreThan100Percent (an IntOrString prints
-    # through its String(), unquoted)
+    # kube: ValidatePositiveIntOrPercent / IsNotMoreThan100Percent (kube 1.33 prints the
+    # IntOrString struct with %#v: its String has a pointer receiver)
     ("percent", pdb(minAvailable="110%"),
-     "spec.minAvailable: Invalid value: 110%: must not be greater than 100%"),
+     'spec.minAvailable: Invalid value: intstr.IntOrString{Type:1, IntVal:0, StrVal:"110%"}: '
+     "must not be greater than 100%"),
     ("not-percent", pdb(maxUnavailable="half"),
-     f"spec.maxUnavailable: Invalid value: half: {PERCENT}"),
+     'spec.maxUnavailable: Invalid value: intstr.IntOrString{Type:1, IntVal:0, StrVal:"half"}: '
+     f"{PERCENT}"),
     ("negative", pdb(minAvailable=-1),
      "spec.minAvailable: Invalid value: -1: must be greater than or equal to 0"),
     # kube: ValidateLabelSelector

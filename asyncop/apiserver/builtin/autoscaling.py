@@ -171,7 +171,7 @@ def _target(source: Obj, path: str) -> list[StatusCause]:
     for key in ("value", "averageValue"):
         if target.get(key) is not None:
             sign, shown = quantity_sign(target[key])
-            if sign != 1:  # a *Quantity prints through its String(), unquoted
+            if sign != 1:  # kube prints the dereferenced Quantity struct (%#v)
                 out.append(field_invalid(f"{path}.{key}", GoRepr(shown), "must be positive"))
     utilization = target.get("averageUtilization")
     if utilization is not None and (as_int(utilization) is None or utilization < 1):

@@ -128,10 +128,9 @@ def field_duplicate(path: str, value: Any) -> StatusCause:
 
 
 def field_too_long(path: str, limit: int) -> StatusCause:
-    """field.TooLong as kube 1.32+ words it (1.31 and older: `must have at most N bytes`)."""
-    unit = "byte" if limit == 1 else "bytes"
+    """field.TooLong as kube 1.33 words it (1.31 and older: `must have at most N bytes`)."""
     return _field_cause(path, "FieldValueTooLong", "Too long",
-                        f"may not be more than {limit} {unit}")
+                        f"may not be more than {limit} bytes")
 
 
 def _field_cause(path: str, reason: str, head: str, detail: str) -> StatusCause:

@@ -21,6 +21,7 @@ from asyncop.apiserver.builtin.fields import (
     as_int,
     field_invalid,
     field_not_supported,
+    go_quote,
     percent_errors,
     validate_label_selector,
 )
@@ -38,8 +39,12 @@ def _pdb_defaults(obj: Obj, old: Obj | None) -> None:
 
 
 def _int_or_string(value: Any) -> GoRepr:
-    """An IntOrString prints through its String(): the number or the text, unquoted."""
-    return GoRepr(str(value) if isinstance(value, int | str) else repr(value))
+    """%#v of an intstr.IntOrString (its String() has a pointer receiver, so kube 1.33's
+    field errors print the struct)."""
+    if isinstance(value, str):
+        return GoRepr(f"intstr.IntOrString{{Type:1, IntVal:0, StrVal:{go_quote(value)}}}")
+    number = as_int(value)
+    return GoRepr(f'intstr.IntOrString{{Type:0, IntVal:{number or 0}, StrVal:""}}')
 
 
 def int_or_percent_errors(value: Any, path: str) -> list[StatusCause]:
