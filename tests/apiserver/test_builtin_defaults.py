@@ -84,7 +84,8 @@ async def test_service_defaults(apiserver_no_sim: ApiServer) -> None:
     url = apiserver_no_sim.url + "/api/v1/namespaces/default/services"
     svc = {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "web"},
            "spec": {"selector": {"app": "web"}, "ports": [{"name": "http", "port": 80},
-                                                         {"port": 53, "protocol": "UDP",
+                                                         {"name": "dns", "port": 53,
+                                                          "protocol": "UDP",
                                                           "targetPort": "dns"}]}}
     async with aiohttp.ClientSession() as http:
         await _post(http, url, svc)
@@ -96,7 +97,7 @@ async def test_service_defaults(apiserver_no_sim: ApiServer) -> None:
         "ClusterIP", "None", "Cluster")
     assert spec["ports"] == [
         {"name": "http", "port": 80, "protocol": "TCP", "targetPort": 80},
-        {"port": 53, "protocol": "UDP", "targetPort": "dns"}]
+        {"name": "dns", "port": 53, "protocol": "UDP", "targetPort": "dns"}]
 
 
 async def test_statefulset_and_daemonset_defaults(apiserver_no_sim: ApiServer) -> None:

@@ -11,12 +11,17 @@ three steps happen here, on JSON dicts, in this order, from the Writer
 - `validate(rt, obj, old)`: after admission, the 422 causes in kube's words.
 
 One module per family of kinds, each with its `DEFAULTS` and `VALIDATORS` tables keyed by
-storage identity (group, plural): `pods` (Pod and the pod template every workload embeds),
-`workloads` (apps/v1), `batch` (Job, CronJob), `services`, `config` (ConfigMap, Secret),
-`namespaces`, `events`, `coordination` (Lease); `fields` holds the shared checks with
-kube's messages. CRDs and webhook configurations keep their rules in `core` (`crds`,
-`webhookconfig`) and are dispatched from here. Invariants: defaults fill only absent fields;
-validators never raise on a value of the wrong shape and never mutate `old`.
+storage identity (group, plural) — a validator may also be keyed by the request's own
+(group, plural) when a group that views another's storage has rules of its own
+(events.k8s.io Events) —: `pods` (Pod and the pod template every workload embeds),
+`workloads` (apps/v1), `batch` (Job, CronJob), `services` (with `serviceips`), `config`
+(ConfigMap, Secret; `gojson` words Go's JSON errors), `namespaces`, `serviceaccounts`,
+`events`, `coordination` (Lease), `networking` (Ingress, NetworkPolicy), `autoscaling`
+(HorizontalPodAutoscaler), `policy` (PodDisruptionBudget), `rbac`; `fields` holds the
+shared checks with kube's messages. CRDs and webhook configurations keep their rules in
+`core` (`crds`, `webhookconfig`) and are dispatched from here. Invariants: defaults fill
+only absent fields; validators never raise on a value of the wrong shape and never mutate
+`old`.
 """
 
 from __future__ import annotations
@@ -28,12 +33,17 @@ import orjson
 
 from asyncop.api import StatusCause
 from asyncop.apiserver.builtin import (
+    autoscaling,
     batch,
     config,
     coordination,
     events,
     namespaces,
+    networking,
     pods,
+    policy,
+    rbac,
+    serviceaccounts,
     services,
     workloads,
 )
@@ -52,7 +62,8 @@ def _crd_defaults(obj: Obj, old: Obj | None) -> None:
     crds.default_crd(obj)
 
 
-_FAMILIES = (pods, workloads, batch, services, config, namespaces, events, coordination)
+_FAMILIES = (pods, workloads, batch, services, config, namespaces, events, coordination,
+             serviceaccounts, networking, autoscaling, policy, rbac)
 
 _DEFAULTS: dict[tuple[str, str], Defaulter] = {
     ("apiextensions.k8s.io", "customresourcedefinitions"): _crd_defaults,
@@ -77,7 +88,7 @@ def defaults(rt: ResourceType, obj: Obj, old: Obj | None) -> None:
 
 def validate(rt: ResourceType, obj: Obj, old: Obj | None) -> list[StatusCause]:
     """kube's validation of a built-in kind: the causes of a 422 (empty: valid)."""
-    fn = _VALIDATORS.get(rt.gr)
+    fn = _VALIDATORS.get((rt.group, rt.plural)) or _VALIDATORS.get(rt.gr)
     return fn(obj, old) if fn is not None else []
 
 

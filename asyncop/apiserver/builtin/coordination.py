@@ -1,6 +1,15 @@
-"""coordination.k8s.io Leases: MicroTime normalisation of acquireTime and renewTime.
+"""coordination.k8s.io Leases: MicroTime normalisation, the registry's field drops,
+ValidateLease.
 
-Invariant: only the two timestamps are rewritten (to UTC with 6 fractional digits).
+- acquireTime and renewTime are metav1.MicroTime: stored in UTC with 6 fractional digits.
+- spec.strategy and spec.preferredHolder belong to CoordinatedLeaderElection, a gate that
+  is off by default in 1.33: the registry drops them on create, and on update unless the
+  stored Lease already had them (PrepareForCreate / PrepareForUpdate).
+- ValidateLeaseSpec: leaseDurationSeconds > 0, leaseTransitions >= 0, a strategy is
+  OldestEmulationVersion or a qualified name with a prefix (kube reports it on
+  `spec.strategy.strategy`), a preferredHolder needs a strategy. holderIdentity is free
+  text to kube.
+Invariant: defaults rewrite only the two timestamps and the gated fields; validation is pure.
 """
 
 from __future__ import annotations
@@ -9,19 +18,33 @@ from datetime import UTC, datetime
 from typing import Any
 
 from asyncop.api import StatusCause
-from asyncop.apiserver.builtin.fields import Obj
+from asyncop.apiserver.builtin.fields import (
+    Obj,
+    as_dict,
+    as_int,
+    as_str,
+    field_forbidden,
+    field_invalid,
+    field_not_supported,
+    qualified_name_errors,
+)
 
 LEASES = ("coordination.k8s.io", "leases")
+STRATEGIES = ("OldestEmulationVersion",)
 
 
-def _lease(obj: Obj, old: Obj | None) -> list[StatusCause]:
+def _lease_defaults(obj: Obj, old: Obj | None) -> None:
     spec = obj.get("spec")
-    if isinstance(spec, dict):
-        for field in ("acquireTime", "renewTime"):
-            value = spec.get(field)
-            if isinstance(value, str) and value:
-                spec[field] = micro_time(value)
-    return []
+    if not isinstance(spec, dict):
+        return
+    for field in ("acquireTime", "renewTime"):
+        value = spec.get(field)
+        if isinstance(value, str) and value:
+            spec[field] = micro_time(value)
+    old_spec = as_dict(old.get("spec")) if old is not None else {}
+    for field in ("strategy", "preferredHolder"):
+        if old_spec.get(field) is None:
+            spec.pop(field, None)
 
 
 def micro_time(value: str) -> str:
@@ -38,5 +61,36 @@ def micro_time(value: str) -> str:
     return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
-DEFAULTS: dict[tuple[str, str], Any] = {}
+def _lease(obj: Obj, old: Obj | None) -> list[StatusCause]:
+    """ValidateLeaseSpec (ValidateLease and ValidateLeaseUpdate check the same)."""
+    spec = as_dict(obj.get("spec"))
+    out: list[StatusCause] = []
+    duration = spec.get("leaseDurationSeconds")
+    if duration is not None and not (as_int(duration) or 0) > 0:
+        out.append(field_invalid("spec.leaseDurationSeconds", duration,
+                                 "must be greater than 0"))
+    transitions = spec.get("leaseTransitions")
+    if transitions is not None and (as_int(transitions) is None or transitions < 0):
+        out.append(field_invalid("spec.leaseTransitions", transitions,
+                                 "must be greater than or equal to 0"))
+    strategy = spec.get("strategy")
+    if strategy is not None:
+        out += strategy_errors(strategy, "spec.strategy")
+    if spec.get("preferredHolder") and not strategy:
+        out.append(field_forbidden("spec.preferredHolder",
+                                   "may only be specified if `strategy` is defined"))
+    return out
+
+
+def strategy_errors(strategy: Any, path: str) -> list[StatusCause]:
+    """ValidateCoordinatedLeaseStrategy (which appends `.strategy` to the path it is given)."""
+    text = as_str(strategy)
+    if "/" not in text:
+        if text in STRATEGIES:
+            return []
+        return [field_not_supported(f"{path}.strategy", strategy, STRATEGIES)]
+    return [field_invalid(f"{path}.strategy", text, m) for m in qualified_name_errors(text)]
+
+
+DEFAULTS: dict[tuple[str, str], Any] = {LEASES: _lease_defaults}
 VALIDATORS: dict[tuple[str, str], Any] = {LEASES: _lease}

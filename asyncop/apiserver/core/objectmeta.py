@@ -43,9 +43,33 @@ def generate_name(prefix: str, rng: random.Random) -> str:
     return prefix[:58] + "".join(rng.choice(_SUFFIX_ALPHABET) for _ in range(5))
 
 
+#: Kinds whose names kube checks only as path segments (ValidatePathSegmentName): the RBAC
+#: kinds (ValidateRBACName), PodDisruptionBudgets (no name check of their own, so only the
+#: registry's) and Events written through core/v1 (legacy validation checks no name).
+_PATH_SEGMENT_NAMED = frozenset({
+    ("rbac.authorization.k8s.io", "roles"), ("rbac.authorization.k8s.io", "rolebindings"),
+    ("rbac.authorization.k8s.io", "clusterroles"),
+    ("rbac.authorization.k8s.io", "clusterrolebindings"), ("policy", "poddisruptionbudgets"),
+    ("", "events")})
+
+
 def validate_name(rt: ResourceType, name: str) -> list[StatusCause]:
+    """kube's name check of the kind (the nameFn its ValidateObjectMeta is given): Namespaces
+    a DNS-1123 label (ValidateNamespaceName), Services a DNS-1035 label, the kinds above a
+    path segment, every other kind (custom resources too) a DNS-1123 subdomain. Each problem
+    is one `metadata.name: Invalid value` cause, in apimachinery's order (length first)."""
+    # events.k8s.io Events share core's storage but are DNS subdomains (ValidateEventCreate)
+    if rt.gr in _PATH_SEGMENT_NAMED and rt.group == rt.gr[0]:
+        if name in (".", ".."):
+            problems = [f"may not be '{name}'"]
+        else:
+            problems = [f"may not contain '{bad}'" for bad in ("/", "%") if bad in name]
+        return [cause("metadata.name", "FieldValueInvalid", f"Invalid value: {quote(name)}: {p}")
+                for p in problems]
     if rt.gr == ("", "namespaces"):
         pattern, limit, msg = _LABEL, 63, _LABEL_MSG
+        if not pattern.fullmatch(name) and _SUBDOMAIN.fullmatch(name):
+            msg = "must not contain dots"  # IsDNS1123Label: a subdomain with dots
     elif rt.gr == ("", "services"):
         pattern, limit, msg = _DNS1035, 63, _DNS1035_MSG
     else:
@@ -55,7 +79,7 @@ def validate_name(rt: ResourceType, name: str) -> list[StatusCause]:
         causes.append(cause("metadata.name", "FieldValueInvalid",
                             f"Invalid value: {quote(name)}: must be no more than {limit} "
                             "characters"))
-    if not pattern.match(name):
+    if not pattern.fullmatch(name):
         causes.append(cause("metadata.name", "FieldValueInvalid",
                             f"Invalid value: {quote(name)}: {msg}"))
     return causes

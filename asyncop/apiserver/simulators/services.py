@@ -1,16 +1,27 @@
-"""ServiceAllocator: clusterIP and nodePort allocation, as an admission hook on services.
+"""ServiceAllocator: kube's service allocators (clusterIPs, IP families, nodePorts), as an
+admission hook on services.
 
-On CREATE and UPDATE (inside the server's write, so two writes can never pick the same value):
-- clusterIP: ClusterIP/NodePort/LoadBalancer services get the next free address of the service
-  CIDR (the network address, `.1` (kept for default/kubernetes) and the broadcast address are
-  never handed out) in `spec.clusterIP` and `spec.clusterIPs`, with `ipFamilies: [IPv4]` and
-  `ipFamilyPolicy: SingleStack`; `None` is headless (no allocation); ExternalName has none. A
-  requested address must be a valid IP in the range and free (422 otherwise, with the real
-  server's messages); once set it cannot change (422), and an update that omits it keeps it.
-- nodePort: NodePort and LoadBalancer (unless allocateLoadBalancerNodePorts is false) ports
-  without one get a free port of the range; a requested one must be in range and free (422
-  `provided port is already allocated`); an update that omits it keeps the old port of the
-  same (name, port, protocol); switching to ClusterIP releases them; range full → 500.
+It runs inside the server's write (so two writes can never pick the same value), after the
+built-in defaults (`builtin/services.py`: clusterIPs synced with clusterIP, allocated values
+an update left out put back, values a type change dropped) and before validation, as kube's
+`beginCreate`/`beginUpdate` do (pkg/registry/core/service/storage/alloc.go):
+- IP families (initIPFamilyFields): ipFamilyPolicy defaults to the old policy, to
+  RequireDualStack for headless services without a selector, else SingleStack; the loose
+  pre-validation (ValidateServiceClusterIPsRelatedFields) runs first; ipFamilies follow the
+  clusterIPs, then the cluster's family (that of the service CIDR; this cluster is single
+  stack: RequireDualStack and the other family are refused with kube's messages; a headless
+  selectorless service still lists both families).
+- clusterIP: on create (and when an ExternalName service changes type) ClusterIP, NodePort
+  and LoadBalancer services get the next free address of the service CIDR (never the network
+  address, `.1` — kept for default/kubernetes — nor the broadcast address) or the one they
+  ask for, which must be in range and free (422 `failed to allocate IP …`). Headless
+  services get none. An update never re-allocates: changing an IP is validation's refusal.
+- nodePorts (initNodePorts/updateNodePorts): NodePort services, and LoadBalancers unless
+  allocateLoadBalancerNodePorts is false, get a free port of the range for each port without
+  one (ports with the same number share it); a requested one must be in range and free
+  (422 `provided port is already allocated`). healthCheckNodePort likewise for LoadBalancers
+  with externalTrafficPolicy Local (kube answers a bad requested one with a 500; here it is a
+  422 on spec.healthCheckNodePort with the same words). A full range is a 500, as in kube.
 "Allocated" means held by another stored service, so deleting a service releases its values.
 A ledger remembers which service was last given each value; a value is only treated as taken
 after checking that this service, as stored, still holds it (an O(1) read instead of a scan
@@ -25,11 +36,19 @@ from collections.abc import Callable, Hashable
 from typing import Any, Generic, TypeVar
 
 from asyncop.api import ApiError, Invalid, ServerError, StatusCause, status_body
+from asyncop.apiserver.builtin import serviceips
+from asyncop.apiserver.builtin.fields import (
+    as_dict,
+    as_int,
+    as_list,
+    field_invalid,
+    parse_ip,
+)
+from asyncop.apiserver.builtin.serviceips import cluster_ips, ip_families, ips_value
 from asyncop.apiserver.core.resources import ResourceType
 from asyncop.apiserver.simulators.base import Obj, SimStore, name_of, ns_of
 from asyncop.apiserver.simulators.config import SimulatorConfig
 
-_NEEDS_IP = ("ClusterIP", "NodePort", "LoadBalancer")
 SvcKey = tuple[str, str]
 V = TypeVar("V", bound=Hashable)
 
@@ -69,32 +88,38 @@ class _Used(Generic[V]):
 
 
 def _ips_of(svc: Obj) -> set[str]:
-    spec = svc.get("spec") or {}
-    ips = {str(ip) for ip in spec.get("clusterIPs") or () if ip and ip != "None"}
-    if spec.get("clusterIP") and spec["clusterIP"] != "None":
-        ips.add(str(spec["clusterIP"]))
+    spec = as_dict(svc.get("spec"))
+    ips = {ip for ip in cluster_ips(spec) if ip and ip != "None"}
+    if isinstance(spec.get("clusterIP"), str) and spec["clusterIP"] not in ("", "None"):
+        ips.add(spec["clusterIP"])
     return ips
 
 
 def _ports_of(svc: Obj) -> set[int]:
-    return {int(p["nodePort"]) for p in (svc.get("spec") or {}).get("ports") or ()
-            if isinstance(p.get("nodePort"), int)}
+    spec = as_dict(svc.get("spec"))
+    ports = serviceips.node_ports(spec)
+    health = as_int(spec.get("healthCheckNodePort"))
+    return ports | {health} if health else ports
 
 
-def _quote_list(values: list[str]) -> str:
-    return "[]string{" + ", ".join(f'"{v}"' for v in values) + "}"
-
-
-def _needs_node_ports(spec: dict[str, Any]) -> bool:
-    stype = spec.get("type") or "ClusterIP"
-    if stype == "NodePort":
+def _allocates_node_ports(spec: dict[str, Any]) -> bool:
+    """shouldAllocateNodePorts."""
+    if spec.get("type") == "NodePort":
         return True
-    return stype == "LoadBalancer" and spec.get("allocateLoadBalancerNodePorts", True) is not False
+    return spec.get("type") == "LoadBalancer" and \
+        spec.get("allocateLoadBalancerNodePorts", True) is not False
 
 
-def _port_id(port: dict[str, Any]) -> tuple[str, int, str]:
-    return (str(port.get("name") or ""), int(port.get("port") or 0),
-            str(port.get("protocol") or "TCP"))
+def _invalid(name: str, causes: list[StatusCause]) -> ApiError:
+    parts = [f"{c['field']}: {c['message']}" for c in causes]
+    text = parts[0] if len(parts) == 1 else "[" + ", ".join(parts) + "]"
+    return Invalid(status_body(422, f'Service "{name}" is invalid: {text}', name=name,
+                               kind="Service", causes=causes))
+
+
+def _full(what: str) -> ApiError:
+    return ServerError(status_body(
+        500, f"Internal error occurred: failed to allocate a {what}: range is full"))
 
 
 class ServiceAllocator:
@@ -104,6 +129,7 @@ class ServiceAllocator:
         self.store = store
         self.rt: ResourceType = store.resolve("", "v1", "services")
         self.net = ipaddress.ip_network(config.service_cidr, strict=False)
+        self.family = f"IPv{self.net.version}"
         self.port_lo, self.port_hi = config.node_port_range
         self._ip_cursor = 0
         self._port_cursor = 0
@@ -139,137 +165,206 @@ class ServiceAllocator:
                 self._ports.record(port, key)
 
     def admit(self, op: str, obj: Obj, old: Obj | None) -> None:
-        if op not in ("CREATE", "UPDATE"):
-            return
+        spec = obj.get("spec")
+        if op not in ("CREATE", "UPDATE") or not isinstance(spec, dict):
+            return  # a spec of the wrong shape is validation's to refuse
         ns, name = ns_of(obj), name_of(obj)
-        spec: dict[str, Any] = obj.setdefault("spec", {})
-        old_spec: dict[str, Any] = (old or {}).get("spec") or {} if op == "UPDATE" else {}
+        old_spec = as_dict((old or {}).get("spec")) if op == "UPDATE" else None
         if not self._seeded:
             self._seed()
         me = (ns, name)
+        for step in (self._ip_families, self._validate_ips):
+            causes = step(spec, old_spec)
+            if causes:
+                raise _invalid(name, causes)
         used_ips, used_ports = _Used(self._ips, me), _Used(self._ports, me)
-        causes: list[StatusCause] = []
-        self._cluster_ip(spec, old_spec, used_ips, causes, ns=ns, name=name)
-        self._node_ports(spec, old_spec, used_ports, causes)
-        if not causes:
-            for ip in _ips_of(obj):
-                self._ips.record(ip, me)
-            for port in _ports_of(obj):
-                self._ports.record(port, me)
-            return
-        parts = [f"{c['field']}: {c['message']}" for c in causes]
-        text = parts[0] if len(parts) == 1 else "[" + ", ".join(parts) + "]"
-        raise Invalid(status_body(422, f'Service "{name}" is invalid: {text}', name=name,
-                                  kind="Service", causes=causes))
+        causes = self._cluster_ip(spec, old_spec, used_ips)
+        causes = causes or self._node_ports(spec, old_spec, used_ports)
+        causes = causes or self._health_check_port(spec, old_spec, used_ports)
+        if causes:
+            raise _invalid(name, causes)
+        for ip in _ips_of(obj):
+            self._ips.record(ip, me)
+        for port in _ports_of(obj):
+            self._ports.record(port, me)
+
+    # IP families ----------------------------------------------------------------------------
+    def _ip_families(self, spec: Obj, old_spec: Obj | None) -> list[StatusCause]:
+        """initIPFamilyFields up to its pre-validation: the default ipFamilyPolicy."""
+        if spec.get("type") == "ExternalName":
+            return []
+        if spec.get("ipFamilyPolicy") is None:
+            if old_spec is not None and old_spec.get("ipFamilyPolicy") is not None:
+                spec["ipFamilyPolicy"] = old_spec["ipFamilyPolicy"]
+            elif spec.get("clusterIP") == "None" and not spec.get("selector"):
+                spec["ipFamilyPolicy"] = "RequireDualStack"
+            else:
+                spec["ipFamilyPolicy"] = "SingleStack"
+        return serviceips.validate_cluster_ips(spec)
+
+    def _validate_ips(self, spec: Obj, old_spec: Obj | None) -> list[StatusCause]:
+        """The rest of initIPFamilyFields: policy against the given IPs and families, the
+        families inferred from the IPs, then the cluster's family."""
+        if spec.get("type") == "ExternalName":
+            return []
+        policy, path = spec["ipFamilyPolicy"], "spec.ipFamilyPolicy"
+        out: list[StatusCause] = []
+        if old_spec is not None and policy == "SingleStack":
+            for key in ("clusterIPs", "ipFamilies"):
+                same = as_list(spec.get(key)) == as_list(old_spec.get(key))
+                if same and len(as_list(spec.get(key))) > 1:
+                    spec[key] = as_list(spec[key])[:1]
+        elif old_spec is not None:
+            for key, what in (("clusterIPs", "cluster IP"), ("ipFamilies", "IP family")):
+                new = as_list(spec.get(key))
+                if new and len(new) < len(as_list(old_spec.get(key))):
+                    out.append(field_invalid(path, policy, f"must be 'SingleStack' to release "
+                                                           f"the secondary {what}"))
+        if policy == "SingleStack":
+            for key, what in (("clusterIPs", "cluster IPs"), ("ipFamilies", "IP families")):
+                if len(as_list(spec.get(key))) == 2:
+                    out.append(field_invalid(path, policy, "must be 'RequireDualStack' or "
+                                             f"'PreferDualStack' when multiple {what} are "
+                                             "specified"))
+        families = ip_families(spec)
+        for i, ip in enumerate(cluster_ips(spec)):
+            if ip == "None":
+                break
+            if i >= len(families):
+                parsed = parse_ip(ip)  # valid: checked by the step before
+                family = f"IPv{parsed.version if parsed is not None else 4}"
+                if family != self.family:
+                    out.append(field_invalid(f"spec.clusterIPs[{i}]", ips_value(spec),
+                                             f"{family} is not configured on this cluster"))
+                else:
+                    families.append(family)
+        if out:
+            return out
+        if spec.get("clusterIP") == "None" and not spec.get("selector"):
+            families = families or [self.family]
+            if len(families) < 2 and policy != "SingleStack":
+                families.append("IPv6" if families[0] == "IPv4" else "IPv4")
+            spec["ipFamilies"] = families
+            return []
+        if policy == "RequireDualStack":
+            out.append(field_invalid(path, policy,
+                                     "this cluster is not configured for dual-stack services"))
+        out += [field_invalid(f"spec.ipFamilies[{i}]", family, "not configured on this cluster")
+                for i, family in enumerate(families) if family != self.family]
+        if not out:
+            spec["ipFamilies"] = families or [self.family]
+        return out
 
     # clusterIP ----------------------------------------------------------------------------
-    def _cluster_ip(self, spec: dict[str, Any], old_spec: dict[str, Any], used: _Used[str],
-                    causes: list[StatusCause], *, ns: str, name: str) -> None:
-        stype = spec.get("type") or "ClusterIP"
-        if stype not in _NEEDS_IP:
-            for key in ("clusterIP", "clusterIPs"):
-                if spec.get(key) in ("", [], None):
-                    spec.pop(key, None)
-            return
-        requested = spec.get("clusterIP") or next(iter(spec.get("clusterIPs") or ()), None)
-        old_ip = old_spec.get("clusterIP") if (old_spec.get("type") or "ClusterIP") in \
-            _NEEDS_IP else None
-        if not requested and old_ip:
-            requested = old_ip
-        if old_ip and requested != old_ip:
-            causes.append({"field": "spec.clusterIPs[0]", "reason": "FieldValueInvalid",
-                           "message": f"Invalid value: {_quote_list([str(requested)])}: "
-                                      "may not change once set"})
-            return
-        if requested == "None":
-            ip = "None"
-        elif requested:
-            ip = str(requested)
-            problem = self._check_ip(ip, used)
-            if problem and ip != old_ip:
-                causes.append({"field": "spec.clusterIPs", "reason": "FieldValueInvalid",
-                               "message": f"Invalid value: {_quote_list([ip])}: {problem}"})
-                return
+    def _cluster_ip(self, spec: Obj, old_spec: Obj | None,
+                    used: _Used[str]) -> list[StatusCause]:
+        """allocClusterIPs on create; on update only for a service leaving ExternalName
+        (or one stored before allocation was on)."""
+        if spec.get("type") == "ExternalName" or serviceips.is_headless(spec):
+            return []
+        if old_spec is not None and old_spec.get("type") != "ExternalName" and \
+                cluster_ips(old_spec):
+            return []
+        requested = next(iter(cluster_ips(spec)), "")
+        if requested:
+            problem = self._check_ip(requested, used)
+            if problem:
+                return [field_invalid("spec.clusterIPs", ips_value(spec),
+                                      f"failed to allocate IP {requested}: {problem}")]
+            ip = requested
         else:
             ip = self._allocate_ip(used)
         spec["clusterIP"] = ip
         spec["clusterIPs"] = [ip]
-        spec.setdefault("ipFamilies", ["IPv4"])
-        spec.setdefault("ipFamilyPolicy", "SingleStack")
+        return []
 
     def _check_ip(self, ip: str, used: _Used[str]) -> str | None:
-        try:
-            addr = ipaddress.ip_address(ip)
-        except ValueError:
-            return "must be a valid IP address"
-        if addr not in self.net or addr in (self.net.network_address,
-                                             self.net.broadcast_address):
-            return (f"failed to allocate IP {ip}: the provided IP ({ip}) is not in the valid "
-                    f"range. The range of valid IPs is {self.net}")
+        addr = parse_ip(ip)
+        if addr is None or addr not in self.net or addr in (self.net.network_address,
+                                                            self.net.broadcast_address):
+            return (f"the provided IP ({ip}) is not in the valid range. The range of valid IPs "
+                    f"is {self.net}")
         if ip in used:
-            return f"failed to allocate IP {ip}: provided IP is already allocated"
+            return "provided IP is already allocated"
         return None
 
     def _allocate_ip(self, used: _Used[str]) -> str:
         size = self.net.num_addresses - 3  # network, .1 (kubernetes), broadcast
-        for step in range(size):
+        for step in range(max(size, 0)):
             offset = 2 + (self._ip_cursor + step) % size
             ip = str(self.net.network_address + offset)
             if ip not in used:
                 self._ip_cursor = (self._ip_cursor + step + 1) % size
                 return ip
-        raise ServerError(status_body(
-            500, "Internal error occurred: failed to allocate a serviceIP: range is full"))
+        raise _full("serviceIP")
 
     # nodePorts ----------------------------------------------------------------------------
-    def _node_ports(self, spec: dict[str, Any], old_spec: dict[str, Any], taken: _Used[int],
-                    causes: list[StatusCause]) -> None:
-        ports: list[dict[str, Any]] = spec.get("ports") or []
-        old_ports = {_port_id(p): p.get("nodePort") for p in old_spec.get("ports") or ()
-                     if p.get("nodePort")}
-        old_needed = bool(old_spec) and _needs_node_ports(old_spec)
-        if not _needs_node_ports(spec):
-            for i, port in enumerate(ports):
-                np = port.get("nodePort")
-                if not np:
-                    continue
-                if old_needed and old_ports.get(_port_id(port)) == np:
-                    del port["nodePort"]  # switching to ClusterIP releases it
-                elif (spec.get("type") or "ClusterIP") == "ClusterIP":
-                    causes.append({"field": f"spec.ports[{i}].nodePort",
-                                   "reason": "FieldValueForbidden",
-                                   "message": "Forbidden: may not be used when `type` is "
-                                              "'ClusterIP'"})
-            return
+    def _node_ports(self, spec: Obj, old_spec: Obj | None,
+                    taken: _Used[int]) -> list[StatusCause]:
+        if spec.get("type") not in ("NodePort", "LoadBalancer"):
+            return []
+        allocate = _allocates_node_ports(spec)
+        kept = serviceips.node_ports(old_spec or {})
+        by_port: dict[Any, int] = {}  # initNodePorts: ports with one number share a nodePort
+        ports = [p for p in as_list(spec.get("ports")) if isinstance(p, dict)]
         for i, port in enumerate(ports):
-            np = port.get("nodePort")
-            if not np and old_needed:
-                np = old_ports.get(_port_id(port))
-            if np:
-                problem = None
-                if not isinstance(np, int) or not self.port_lo <= np <= self.port_hi:
-                    problem = (f"provided port is not in the valid range. The range of valid "
-                               f"ports is {self.port_lo}-{self.port_hi}")
-                elif np in taken:
-                    problem = "provided port is already allocated"
-                if problem:
-                    causes.append({"field": f"spec.ports[{i}].nodePort",
-                                   "reason": "FieldValueInvalid",
-                                   "message": f"Invalid value: {np}: {problem}"})
-                    continue
+            requested = port.get("nodePort")
+            if requested and as_int(requested) is None:  # a wrong shape: out of any range
+                return [field_invalid(f"spec.ports[{i}].nodePort", requested,
+                                      self._check_port(requested, taken) or "")]
+            number = as_int(port.get("port"))
+            if not requested and old_spec is None:
+                requested = by_port.get(number) or next(
+                    (p.get("nodePort") for p in ports[i:]
+                     if p.get("port") == number and p.get("nodePort")), None)
+            if not requested and not allocate:
+                continue
+            if requested:
+                shared = old_spec is not None or by_port.get(number) == requested
+                if requested not in kept and not (shared and requested in taken.picked):
+                    problem = self._check_port(requested, taken)
+                    if problem:
+                        return [field_invalid(f"spec.ports[{i}].nodePort", requested, problem)]
+                    taken.add(requested)
+                port["nodePort"] = requested
             else:
-                np = self._allocate_port(taken)
-            port["nodePort"] = np
-            taken.add(np)
+                port["nodePort"] = self._allocate_port(taken, "nodePort")
+            by_port.setdefault(number, port["nodePort"])
+        return []
 
-    def _allocate_port(self, taken: _Used[int]) -> int:
+    def _health_check_port(self, spec: Obj, old_spec: Obj | None,
+                           taken: _Used[int]) -> list[StatusCause]:
+        """allocHealthCheckNodePort, when a service starts to need one."""
+        if not serviceips.needs_health_check(spec) or (
+                old_spec is not None and serviceips.needs_health_check(old_spec)):
+            return []
+        requested = spec.get("healthCheckNodePort")
+        if not requested:
+            spec["healthCheckNodePort"] = self._allocate_port(taken, "HealthCheck NodePort")
+            return []
+        problem = self._check_port(requested, taken)
+        if problem:
+            return [field_invalid("spec.healthCheckNodePort", requested,
+                                  f"failed to allocate requested HealthCheck NodePort "
+                                  f"{requested}: {problem}")]
+        taken.add(requested)
+        return []
+
+    def _check_port(self, port: Any, taken: _Used[int]) -> str | None:
+        if as_int(port) is None or not self.port_lo <= port <= self.port_hi:
+            return (f"provided port is not in the valid range. The range of valid ports is "
+                    f"{self.port_lo}-{self.port_hi}")
+        if port in taken:
+            return "provided port is already allocated"
+        return None
+
+    def _allocate_port(self, taken: _Used[int], what: str) -> int:
         size = self.port_hi - self.port_lo + 1
         for step in range(size):
             offset = (self._port_cursor + step) % size
             port = self.port_lo + offset
             if port not in taken:
                 self._port_cursor = (offset + 1) % size
+                taken.add(port)
                 return port
-        error: ApiError = ServerError(status_body(
-            500, "Internal error occurred: failed to allocate a nodePort: range is full"))
-        raise error
+        raise _full(what)
