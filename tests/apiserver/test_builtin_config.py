@@ -274,7 +274,7 @@ def test_leases() -> None:
     # kube: lease PrepareForCreate drops the CoordinatedLeaderElection fields (gate off)
     made = kit.create("leases", {"metadata": {"name": "l"}, "spec": {
         "holderIdentity": "a", "strategy": "Nope", "preferredHolder": "b",
-        "renewTime": "2026-01-01T12:00:00+02:00"}})
+        "renewTime": "2026-01-01T12:00:00.000000+02:00"}})  # MicroTime: 6 digits
     assert made["spec"] == {"holderIdentity": "a",
                             "renewTime": "2026-01-01T10:00:00.000000Z"}
 
