@@ -11,12 +11,17 @@ three steps happen here, on JSON dicts, in this order, from the Writer
 - `validate(rt, obj, old)`: after admission, the 422 causes in kube's words.
 
 One module per family of kinds, each with its `DEFAULTS` and `VALIDATORS` tables keyed by
-storage identity (group, plural): `pods` (Pod and the pod template every workload embeds),
-`workloads` (apps/v1), `batch` (Job, CronJob), `services`, `config` (ConfigMap, Secret),
-`namespaces`, `events`, `coordination` (Lease); `fields` holds the shared checks with
+storage identity (group, plural): `pods` (Pod), `workloads` (apps/v1), `batch` (Job,
+CronJob), `services`, `config` (ConfigMap, Secret), `namespaces`, `events`, `coordination`
+(Lease). The pod spec every workload embeds is shared: `poddefaults` (its defaults),
+`podspec` (ValidatePodSpec / ValidatePodTemplateSpec) over `containers`, `probes`,
+`volumes` and `scheduling`; `quantity` is kube's resource.Quantity, `cron` its CronJob
+schedule parser, `binding` the pods/binding rules; `fields` holds the shared checks with
 kube's messages. CRDs and webhook configurations keep their rules in `core` (`crds`,
 `webhookconfig`) and are dispatched from here. Invariants: defaults fill only absent fields;
-validators never raise on a value of the wrong shape and never mutate `old`.
+validators never raise on a value of the wrong shape and never mutate `old` (a Job's
+validation on create fills its generated selector, as kube's strategy does once the uid
+exists).
 """
 
 from __future__ import annotations

@@ -1,40 +1,105 @@
-"""batch/v1: Job and CronJob — defaults and validation.
+"""batch/v1: Job and CronJob — kube's defaults (pkg/apis/batch/v1/defaults.go), the Job
+strategy's generated selector (pkg/registry/batch/job) and validation
+(pkg/apis/batch/validation).
 
-Invariant: defaults fill only absent fields; validation is pure.
+A Job's pod template must restart `OnFailure` or `Never` (kube defaults it to `Always` like
+every pod spec and then refuses it: `Required value: valid values: "OnFailure", "Never"`).
+Unless `manualSelector` is true, kube labels the template with the Job's name and uid
+(`batch.kubernetes.io/job-name`, `job-name`, `batch.kubernetes.io/controller-uid`,
+`controller-uid`) and selects on `batch.kubernetes.io/controller-uid`; the uid only exists
+once the object is named, so that happens here when the Job is validated on create (the
+one mutation a validator makes; kube's strategy does it just before). Selector, template
+(bar the scheduling directives of a suspended Job that never started), completions (unless
+an elastic indexed Job), completionMode and the policies are immutable. A CronJob needs a
+schedule kube's parser accepts (`cron.py`), no TZ in it (use `timeZone`, an IANA zone), a
+name of at most 52 characters, and a jobTemplate valid as a Job spec without a selector.
+Invariant: defaults fill only absent fields; validators never mutate `old`.
 """
 
 from __future__ import annotations
 
+import re
 from typing import Any
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from asyncop.apiserver.builtin.fields import Obj, spec_of
-from asyncop.apiserver.builtin.pods import template_defaults
+import orjson
+
+from asyncop.api import StatusCause
+from asyncop.apiserver.builtin import cron
+from asyncop.apiserver.builtin.fields import (
+    IMMUTABLE_MSG,
+    Causes,
+    Obj,
+    Raw,
+    as_dict,
+    as_int,
+    as_list,
+    as_str,
+    go_label_selector,
+    go_quote,
+    invalid,
+    invalid_omit,
+    is_dns1123_label,
+    is_dns1123_subdomain,
+    label_selector,
+    nonnegative,
+    not_supported,
+    required,
+    selector_matches,
+    spec_of,
+    too_long_max,
+    too_many,
+)
+from asyncop.apiserver.builtin.poddefaults import template_defaults
+from asyncop.apiserver.builtin.podspec import pod_template
 
 JOBS = ("batch", "jobs")
 CRONJOBS = ("batch", "cronjobs")
+JOB_NAME = "batch.kubernetes.io/job-name"
+CONTROLLER_UID = "batch.kubernetes.io/controller-uid"
+_LEGACY_NAME, _LEGACY_UID = "job-name", "controller-uid"
+_MAX_INT32 = 2**31 - 1
+_ZONE_PART = re.compile(r"^[A-Za-z.\-_0-9+]{1,14}$")
+_HTTP_PATH = "[A-Za-z0-9/\\-._~%!$&'()*+,;=:]+"
 
+
+# --- defaults ----------------------------------------------------------------------------------
 
 def job_spec_defaults(spec: Obj) -> None:
-    """SetDefaults_Job (server 1.33): completions/parallelism 1 unless a work queue,
-    backoffLimit 6, NonIndexed, not suspended, pods replaced once terminated or failed."""
+    """SetDefaults_Job's spec part (1.33): completions/parallelism 1 unless a work queue,
+    backoffLimit 6 (MaxInt32 with a per-index limit), NonIndexed, not suspended, pods
+    replaced once terminating or failed (once failed with a pod failure policy), no manual
+    selector; plus the template's pod defaults (restartPolicy Always included)."""
     if "completions" not in spec and "parallelism" not in spec:
         spec["completions"] = 1
     spec.setdefault("parallelism", 1)
-    spec.setdefault("backoffLimit", 6)
+    spec.setdefault("backoffLimit",
+                    _MAX_INT32 if spec.get("backoffLimitPerIndex") is not None else 6)
     spec.setdefault("completionMode", "NonIndexed")
     spec.setdefault("suspend", False)
-    if not spec.get("podFailurePolicy"):
-        spec.setdefault("podReplacementPolicy", "TerminatingOrFailed")
-    template_defaults(spec, restart_policy=False)
+    policy = spec.get("podFailurePolicy")
+    for rule in as_list(as_dict(policy).get("rules")):
+        for pattern in as_list(as_dict(rule).get("onPodConditions")):
+            if isinstance(pattern, dict) and not pattern.get("status"):
+                pattern["status"] = "True"
+    spec.setdefault("podReplacementPolicy",
+                    "Failed" if isinstance(policy, dict) else "TerminatingOrFailed")
+    spec.setdefault("manualSelector", False)
+    template_defaults(spec)
 
 
 def _job_defaults(obj: Obj, old: Obj | None) -> None:
-    job_spec_defaults(spec_of(obj))
+    spec = spec_of(obj)
+    template_labels = as_dict(as_dict(spec.get("template")).get("metadata")).get("labels")
+    meta = obj.setdefault("metadata", {})
+    if isinstance(template_labels, dict) and isinstance(meta, dict) and not meta.get("labels"):
+        meta["labels"] = dict(template_labels)  # SetDefaults_Job: the template's labels
+    job_spec_defaults(spec)
 
 
 def _cronjob_defaults(obj: Obj, old: Obj | None) -> None:
-    """SetDefaults_CronJob; the Job template gets pod template defaults only (as in kube,
-    where the Job-level defaults are applied when a Job is created from it)."""
+    """SetDefaults_CronJob; the Job template gets pod template defaults only (kube applies
+    the Job-level defaults when the controller creates a Job from it)."""
     spec = spec_of(obj)
     spec.setdefault("concurrencyPolicy", "Allow")
     spec.setdefault("suspend", False)
@@ -42,8 +107,333 @@ def _cronjob_defaults(obj: Obj, old: Obj | None) -> None:
     spec.setdefault("failedJobsHistoryLimit", 1)
     job_template = spec.get("jobTemplate")
     if isinstance(job_template, dict) and isinstance(job_template.get("spec"), dict):
-        template_defaults(job_template["spec"], restart_policy=False)
+        template_defaults(job_template["spec"])
+
+
+def generate_selector(obj: Obj) -> None:
+    """The Job strategy's generateSelector: template labels and the uid selector."""
+    meta, spec = as_dict(obj.get("metadata")), as_dict(obj.get("spec"))
+    template = spec.get("template")
+    if not isinstance(template, dict):
+        return
+    tmeta = template.setdefault("metadata", {})
+    if not isinstance(tmeta, dict):
+        return
+    labels = tmeta.setdefault("labels", {})
+    if not isinstance(labels, dict):
+        return
+    name, uid = as_str(meta.get("name")), as_str(meta.get("uid"))
+    for key in (_LEGACY_NAME, JOB_NAME):
+        labels.setdefault(key, name)
+    for key in (_LEGACY_UID, CONTROLLER_UID):
+        labels.setdefault(key, uid)
+    selector = spec.setdefault("selector", {})
+    if isinstance(selector, dict):
+        match = selector.setdefault("matchLabels", {})
+        if isinstance(match, dict):
+            match.setdefault(CONTROLLER_UID, uid)
+
+
+# --- Job validation ----------------------------------------------------------------------------
+
+def _has_label(tmeta: Obj, key: str, expected: str) -> Causes:
+    """ValidateHasLabel."""
+    labels = as_dict(tmeta.get("labels"))
+    path = f"spec.template.metadata.labels[{key}]"
+    if key not in labels:
+        return [required(path, f"must be '{expected}'")]
+    if labels[key] != expected:
+        return [invalid(path, labels, f"must be '{expected}'")]
+    return []
+
+
+def _generated_selector(obj: Obj, *, prefixed: bool) -> Causes:
+    """validateGeneratedSelector."""
+    spec = as_dict(obj.get("spec"))
+    if spec.get("manualSelector") is True or not isinstance(spec.get("selector"), dict):
+        return []
+    meta = as_dict(obj.get("metadata"))
+    name, uid = as_str(meta.get("name")), as_str(meta.get("uid"))
+    out = [] if uid else [required("metadata.uid")]
+    tmeta = as_dict(as_dict(spec.get("template")).get("metadata"))
+    out += _has_label(tmeta, _LEGACY_UID, uid) + _has_label(tmeta, _LEGACY_NAME, name)
+    expected = {_LEGACY_UID: uid, _LEGACY_NAME: name}
+    if prefixed:
+        out += _has_label(tmeta, CONTROLLER_UID, uid) + _has_label(tmeta, JOB_NAME, name)
+        expected.update({CONTROLLER_UID: uid, JOB_NAME: name})
+    if not selector_matches(spec["selector"], expected):
+        out.append(invalid("spec.selector", go_label_selector(spec["selector"]),
+                           "`selector` not auto-generated"))
+    return out
+
+
+def _domain_prefixed_path(value: str, path: str) -> Causes:
+    """IsDomainPrefixedPath (a Job's managedBy)."""
+    if not value:
+        return [required(path)]
+    host, sep, rest = value.partition("/")
+    if not sep or not host or not rest:
+        return [invalid(path, value, 'must be a domain-prefixed path (such as "acme.io/foo")')]
+    out = [invalid(path, host, m) for m in is_dns1123_subdomain(host)]
+    if not re.fullmatch(_HTTP_PATH, rest):
+        out.append(invalid(path, rest, f"Invalid path (regex used for validation is "
+                                       f"'{_HTTP_PATH}')"))
+    return out
+
+
+def job_spec(spec: Obj, path: str) -> Causes:
+    """validateJobSpec (shared by Jobs and CronJobs' job templates)."""
+    out: Causes = []
+    for key in ("parallelism", "completions", "activeDeadlineSeconds", "backoffLimit",
+                "ttlSecondsAfterFinished", "backoffLimitPerIndex", "maxFailedIndexes"):
+        out += nonnegative(spec.get(key), f"{path}.{key}")
+    if spec.get("maxFailedIndexes") is not None and spec.get("backoffLimitPerIndex") is None:
+        out.append(required(f"{path}.backoffLimitPerIndex", "when maxFailedIndexes is specified"))
+    managed = spec.get("managedBy")
+    if isinstance(managed, str):
+        out += _domain_prefixed_path(managed, f"{path}.managedBy")
+        if len(managed) > 63:
+            out.append(too_long_max(f"{path}.managedBy", 63))
+    out += _completion_mode(spec, path)
+    out += _policies(spec, path)
+    out += pod_template(spec.get("template"), f"{path}.template")
+    restart = as_str(as_dict(as_dict(spec.get("template")).get("spec")).get("restartPolicy"))
+    at = f"{path}.template.spec.restartPolicy"
+    if restart in ("Always", ""):
+        out.append(required(at, 'valid values: "OnFailure", "Never"'))
+    elif restart not in ("OnFailure", "Never"):
+        out.append(not_supported(at, restart, ("OnFailure", "Never")))
+    elif isinstance(spec.get("podFailurePolicy"), dict) and restart != "Never":
+        out.append(invalid(at, restart, 'only "Never" is supported when podFailurePolicy is '
+                           "specified"))
+    return out
+
+
+def _completion_mode(spec: Obj, path: str) -> Causes:
+    mode = spec.get("completionMode")
+    out: Causes = []
+    if isinstance(mode, str) and mode not in ("NonIndexed", "Indexed"):
+        out.append(not_supported(f"{path}.completionMode", mode, ("NonIndexed", "Indexed")))
+    completions, parallelism = as_int(spec.get("completions")), as_int(spec.get("parallelism"))
+    if mode == "Indexed":
+        if completions is None:
+            out.append(required(f"{path}.completions", "when completion mode is Indexed"))
+        if parallelism is not None and parallelism > 100000:
+            out.append(invalid(f"{path}.parallelism", parallelism, "must be less than or equal "
+                               "to 100000 when completion mode is Indexed"))
+    else:
+        for key in ("backoffLimitPerIndex", "maxFailedIndexes"):
+            value = as_int(spec.get(key))
+            if value is not None:
+                out.append(invalid(f"{path}.{key}", value, "requires indexed completion mode"))
+    return out
+
+
+def _policies(spec: Obj, path: str) -> Causes:
+    out: Causes = []
+    policy = spec.get("podFailurePolicy")
+    if isinstance(policy, dict):
+        rules = as_list(policy.get("rules"))
+        if len(rules) > 20:
+            out.append(too_many(f"{path}.podFailurePolicy.rules", len(rules), 20))
+        for i, rule in enumerate(rules):
+            out += _failure_rule(as_dict(rule), f"{path}.podFailurePolicy.rules[{i}]", spec)
+    success = spec.get("successPolicy")
+    if isinstance(success, dict):
+        if spec.get("completionMode") != "Indexed":
+            out.append(invalid(f"{path}.successPolicy", Raw("batch.SuccessPolicy{...}"),
+                               "requires indexed completion mode"))
+        elif not as_list(success.get("rules")):
+            out.append(required(f"{path}.successPolicy.rules", "at least one rules must be "
+                                "specified when the successPolicy is specified"))
+    replacement = spec.get("podReplacementPolicy")
+    if isinstance(replacement, str):
+        allowed = ("Failed",) if isinstance(policy, dict) else ("Failed", "TerminatingOrFailed")
+        if replacement not in allowed:
+            out.append(not_supported(f"{path}.podReplacementPolicy", replacement, allowed))
+    return out
+
+
+def _failure_rule(rule: Obj, path: str, spec: Obj) -> Causes:
+    """validatePodFailurePolicyRule (its action and which requirement it names)."""
+    actions = ("Count", "FailIndex", "FailJob", "Ignore")
+    action = as_str(rule.get("action"))
+    out: Causes = []
+    if not action:
+        out.append(required(f"{path}.action", "valid values: [" +
+                            " ".join(go_quote(a) for a in actions) + "]"))
+    elif action == "FailIndex" and spec.get("backoffLimitPerIndex") is None:
+        out.append(invalid(f"{path}.action", action, "requires the backoffLimitPerIndex to "
+                           "be set"))
+    elif action not in actions:
+        out.append(not_supported(f"{path}.action", action, actions))
+    codes, conditions = rule.get("onExitCodes"), as_list(rule.get("onPodConditions"))
+    if isinstance(codes, dict):
+        operator = as_str(codes.get("operator"))
+        if operator not in ("In", "NotIn"):
+            out.append(not_supported(f"{path}.onExitCodes.operator", operator, ("In", "NotIn")))
+        if not as_list(codes.get("values")):
+            out.append(invalid(f"{path}.onExitCodes.values", Raw("[]int32(nil)"),
+                               "at least one value is required"))
+    if isinstance(codes, dict) and conditions:
+        out.append(invalid_omit(path, "specifying both OnExitCodes and OnPodConditions is not "
+                                "supported"))
+    if not isinstance(codes, dict) and not conditions:
+        out.append(invalid_omit(path, "specifying one of OnExitCodes and OnPodConditions is "
+                                "required"))
+    return out
+
+
+def _job(obj: Obj, old: Obj | None) -> list[StatusCause]:
+    """ValidateJob (create: the generated selector first, as the strategy does) and
+    ValidateJobUpdate."""
+    spec = as_dict(obj.get("spec"))
+    if old is None and spec.get("manualSelector") is not True:
+        generate_selector(obj)
+    prefixed = old is None or CONTROLLER_UID in as_dict(as_dict(as_dict(
+        as_dict(old.get("spec")).get("template")).get("metadata")).get("labels"))
+    out = _generated_selector(obj, prefixed=prefixed)
+    out += job_spec(spec, "spec")
+    selector = spec.get("selector")
+    if not isinstance(selector, dict):
+        out.append(required("spec.selector"))
+    else:
+        out += label_selector(selector, "spec.selector", allow_invalid_values=old is not None)
+        labels = as_dict(as_dict(as_dict(spec.get("template")).get("metadata")).get("labels"))
+        if not selector_matches(selector, labels):
+            out.append(invalid("spec.template.metadata.labels", labels,
+                               "`selector` does not match template `labels`"))
+    out += _indexed_name(obj, spec)
+    return out if old is None else out + _job_update(spec, as_dict(old.get("spec")), old)
+
+
+def _indexed_name(obj: Obj, spec: Obj) -> Causes:
+    completions = as_int(spec.get("completions"))
+    if spec.get("completionMode") != "Indexed" or not completions or completions <= 0:
+        return []
+    name = as_str(as_dict(obj.get("metadata")).get("name"))
+    hostname = f"{name}-{completions - 1}"
+    if is_dns1123_label(hostname):
+        return [invalid("metadata.name", name, "will not able to create pod with invalid DNS "
+                        f"label: {hostname}")]
+    return []
+
+
+def _job_update(spec: Obj, old_spec: Obj, old: Obj) -> Causes:
+    """ValidateJobSpecUpdate's immutable fields."""
+    out: Causes = []
+    elastic = spec.get("completionMode") == "Indexed"
+    if spec.get("completions") != old_spec.get("completions"):
+        if not elastic:
+            out.append(invalid("spec.completions", spec.get("completions"), IMMUTABLE_MSG))
+        elif spec.get("completions") is not None and \
+                spec.get("completions") != spec.get("parallelism"):
+            out.append(invalid("spec.completions", spec.get("completions"),
+                               "can only be modified in tandem with spec.parallelism"))
+    if spec.get("selector") != old_spec.get("selector"):
+        out.append(invalid("spec.selector", go_label_selector(spec.get("selector")),
+                           IMMUTABLE_MSG))
+    template, old_template = as_dict(spec.get("template")), as_dict(old_spec.get("template"))
+    if spec.get("suspend") is True and not as_dict(old.get("status")).get("startTime"):
+        template, old_template = _without_directives(template), _without_directives(old_template)
+    if template != old_template:
+        shown = "core.PodTemplateSpec" + orjson.dumps(spec.get("template")).decode()
+        out.append(invalid("spec.template", Raw(shown), IMMUTABLE_MSG))
+    for key in ("completionMode", "podFailurePolicy", "backoffLimitPerIndex", "managedBy",
+                "successPolicy"):
+        if spec.get(key) != old_spec.get(key):
+            value = spec.get(key)
+            out.append(invalid(f"spec.{key}", value if not isinstance(value, dict) else
+                               Raw(orjson.dumps(value).decode()), IMMUTABLE_MSG))
+    return out
+
+
+def _without_directives(template: Obj) -> Obj:
+    """A suspended Job that never started may change its template's scheduling directives
+    (node affinity, node selector, tolerations, labels, annotations, scheduling gates)."""
+    meta = {k: v for k, v in as_dict(template.get("metadata")).items()
+            if k not in ("labels", "annotations")}
+    spec = {k: v for k, v in as_dict(template.get("spec")).items()
+            if k not in ("nodeSelector", "tolerations", "schedulingGates")}
+    affinity = {k: v for k, v in as_dict(spec.get("affinity")).items() if k != "nodeAffinity"}
+    spec.pop("affinity", None)
+    if affinity:
+        spec["affinity"] = affinity
+    return {**template, "metadata": meta, "spec": spec}
+
+
+# --- CronJob validation ------------------------------------------------------------------------
+
+def _schedule(schedule: str, *, allow_tz: bool, time_zone: Any) -> Causes:
+    """validateScheduleFormat."""
+    out: Causes = []
+    try:
+        cron.parse_schedule(schedule)
+    except cron.CronError as err:
+        out.append(invalid("spec.schedule", schedule, str(err)))
+    if allow_tz and "TZ" in schedule and time_zone is not None:
+        out.append(invalid("spec.schedule", schedule,
+                           "cannot use both timeZone field and TZ or CRON_TZ in schedule"))
+    elif not allow_tz and "TZ" in schedule:
+        out.append(invalid("spec.schedule", schedule,
+                           "cannot use TZ or CRON_TZ in schedule, use timeZone field instead"))
+    return out
+
+
+def _time_zone(value: Any) -> Causes:
+    """validateTimeZone: an explicit IANA zone name."""
+    if not isinstance(value, str):
+        return []
+    path = "spec.timeZone"
+    if not value:
+        return [invalid(path, value, "timeZone must be nil or non-empty string")]
+    for part in value.split("/"):
+        if part in (".", "..") or part.startswith("-") or not _ZONE_PART.match(part):
+            return [invalid(path, value, f"unknown time zone {value}")]
+    if value.lower() == "local":
+        return [invalid(path, value, "timeZone must be an explicit time zone as defined in "
+                        "https://www.iana.org/time-zones")]
+    try:
+        ZoneInfo(value)
+    except (ZoneInfoNotFoundError, ValueError):
+        return [invalid(path, value, f"unknown time zone {value}")]
+    return []
+
+
+def _cronjob(obj: Obj, old: Obj | None) -> list[StatusCause]:
+    """ValidateCronJobCreate / ValidateCronJobUpdate."""
+    spec = as_dict(obj.get("spec"))
+    old_spec = as_dict(old.get("spec")) if old is not None else None
+    out: Causes = []
+    schedule = as_str(spec.get("schedule"))
+    if not schedule:
+        out.append(required("spec.schedule"))
+    else:
+        allow_tz = old_spec is not None and "TZ" in as_str(old_spec.get("schedule"))
+        out += _schedule(schedule, allow_tz=allow_tz, time_zone=spec.get("timeZone"))
+    out += nonnegative(spec.get("startingDeadlineSeconds"), "spec.startingDeadlineSeconds")
+    if old_spec is None or old_spec.get("timeZone") != spec.get("timeZone"):
+        out += _time_zone(spec.get("timeZone"))
+    policy = as_str(spec.get("concurrencyPolicy"))
+    if not policy:
+        out.append(required("spec.concurrencyPolicy"))
+    elif policy not in ("Allow", "Forbid", "Replace"):
+        out.append(not_supported("spec.concurrencyPolicy", policy, ("Allow", "Forbid",
+                                                                   "Replace")))
+    job = as_dict(as_dict(spec.get("jobTemplate")).get("spec"))
+    out += job_spec(job, "spec.jobTemplate.spec")
+    if isinstance(job.get("selector"), dict):
+        out.append(invalid("spec.jobTemplate.spec.selector", go_label_selector(job["selector"]),
+                           "`selector` will be auto-generated"))
+    if job.get("manualSelector") is True:
+        out.append(not_supported("spec.jobTemplate.spec.manualSelector", True, ("nil", "false")))
+    for key in ("successfulJobsHistoryLimit", "failedJobsHistoryLimit"):
+        out += nonnegative(spec.get(key), f"spec.{key}")
+    name = as_str(as_dict(obj.get("metadata")).get("name"))
+    if old is None and len(name) > 52:  # the controller appends an 11-character suffix
+        out.append(invalid("metadata.name", name, "must be no more than 52 characters"))
+    return out
 
 
 DEFAULTS: dict[tuple[str, str], Any] = {JOBS: _job_defaults, CRONJOBS: _cronjob_defaults}
-VALIDATORS: dict[tuple[str, str], Any] = {}
+VALIDATORS: dict[tuple[str, str], Any] = {JOBS: _job, CRONJOBS: _cronjob}
