@@ -11,11 +11,12 @@ three steps happen here, on JSON dicts, in this order, from the Writer
 - `validate(rt, obj, old)`: after admission, the 422 causes in kube's words.
 
 One module per family of kinds, each with its `DEFAULTS` and `VALIDATORS` tables keyed by
-storage identity (group, plural): `pods` (Pod), `workloads` (apps/v1), `batch` (Job,
-CronJob), `services`, `config` (ConfigMap, Secret), `namespaces`, `events`, `coordination`
-(Lease). The pod spec every workload embeds is shared: `poddefaults` (its defaults),
-`podspec` (ValidatePodSpec / ValidatePodTemplateSpec) over `containers`, `probes`,
-`volumes` and `scheduling`; `quantity` is kube's resource.Quantity, `cron` its CronJob
+storage identity (group, plural): `pods` (Pod), `workloads` (Deployment, ReplicaSet,
+DaemonSet), `statefulsets`, `batch` (Job), `cronjobs`, `services`, `config` (ConfigMap,
+Secret), `namespaces`, `events`, `coordination` (Lease). The pod spec every workload
+embeds is shared: `poddefaults` (its defaults), `podspec` (ValidatePodSpec /
+ValidatePodTemplateSpec) over `containers`, `resources`, `security`, `probes`, `volumes`,
+`filepaths` and `scheduling`; `quantity` is kube's resource.Quantity, `cron` its CronJob
 schedule parser, `binding` the pods/binding rules; `fields` holds the shared checks with
 kube's messages. CRDs and webhook configurations keep their rules in `core` (`crds`,
 `webhookconfig`) and are dispatched from here. Invariants: defaults fill only absent fields;
@@ -36,10 +37,12 @@ from asyncop.apiserver.builtin import (
     batch,
     config,
     coordination,
+    cronjobs,
     events,
     namespaces,
     pods,
     services,
+    statefulsets,
     workloads,
 )
 from asyncop.apiserver.core import crds
@@ -57,7 +60,8 @@ def _crd_defaults(obj: Obj, old: Obj | None) -> None:
     crds.default_crd(obj)
 
 
-_FAMILIES = (pods, workloads, batch, services, config, namespaces, events, coordination)
+_FAMILIES = (pods, workloads, statefulsets, batch, cronjobs, services, config, namespaces, events,
+             coordination)
 
 _DEFAULTS: dict[tuple[str, str], Defaulter] = {
     ("apiextensions.k8s.io", "customresourcedefinitions"): _crd_defaults,

@@ -1,6 +1,6 @@
-"""batch/v1: Job and CronJob — kube's defaults (pkg/apis/batch/v1/defaults.go), the Job
-strategy's generated selector (pkg/registry/batch/job) and validation
-(pkg/apis/batch/validation).
+"""batch/v1 Job: kube's defaults (pkg/apis/batch/v1/defaults.go), the Job strategy's
+generated selector (pkg/registry/batch/job) and validation (pkg/apis/batch/validation);
+`job_spec` is shared with CronJobs' job templates (`cronjobs.py`).
 
 A Job's pod template must restart `OnFailure` or `Never` (kube defaults it to `Always` like
 every pod spec and then refuses it: `Required value: valid values: "OnFailure", "Never"`).
@@ -10,9 +10,7 @@ Unless `manualSelector` is true, kube labels the template with the Job's name an
 once the object is named, so that happens here when the Job is validated on create (the
 one mutation a validator makes; kube's strategy does it just before). Selector, template
 (bar the scheduling directives of a suspended Job that never started), completions (unless
-an elastic indexed Job), completionMode and the policies are immutable. A CronJob needs a
-schedule kube's parser accepts (`cron.py`), no TZ in it (use `timeZone`, an IANA zone), a
-name of at most 52 characters, and a jobTemplate valid as a Job spec without a selector.
+an elastic indexed Job), completionMode and the policies are immutable.
 Invariant: defaults fill only absent fields; validators never mutate `old`.
 """
 
@@ -20,12 +18,10 @@ from __future__ import annotations
 
 import re
 from typing import Any
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import orjson
 
 from asyncop.api import StatusCause
-from asyncop.apiserver.builtin import cron
 from asyncop.apiserver.builtin.fields import (
     IMMUTABLE_MSG,
     Causes,
@@ -54,7 +50,6 @@ from asyncop.apiserver.builtin.poddefaults import template_defaults
 from asyncop.apiserver.builtin.podspec import pod_template
 
 JOBS = ("batch", "jobs")
-CRONJOBS = ("batch", "cronjobs")
 JOB_NAME = "batch.kubernetes.io/job-name"
 CONTROLLER_UID = "batch.kubernetes.io/controller-uid"
 _LEGACY_NAME, _LEGACY_UID = "job-name", "controller-uid"
@@ -95,19 +90,6 @@ def _job_defaults(obj: Obj, old: Obj | None) -> None:
     if isinstance(template_labels, dict) and isinstance(meta, dict) and not meta.get("labels"):
         meta["labels"] = dict(template_labels)  # SetDefaults_Job: the template's labels
     job_spec_defaults(spec)
-
-
-def _cronjob_defaults(obj: Obj, old: Obj | None) -> None:
-    """SetDefaults_CronJob; the Job template gets pod template defaults only (kube applies
-    the Job-level defaults when the controller creates a Job from it)."""
-    spec = spec_of(obj)
-    spec.setdefault("concurrencyPolicy", "Allow")
-    spec.setdefault("suspend", False)
-    spec.setdefault("successfulJobsHistoryLimit", 3)
-    spec.setdefault("failedJobsHistoryLimit", 1)
-    job_template = spec.get("jobTemplate")
-    if isinstance(job_template, dict) and isinstance(job_template.get("spec"), dict):
-        template_defaults(job_template["spec"])
 
 
 def generate_selector(obj: Obj) -> None:
@@ -362,78 +344,5 @@ def _without_directives(template: Obj) -> Obj:
     return {**template, "metadata": meta, "spec": spec}
 
 
-# --- CronJob validation ------------------------------------------------------------------------
-
-def _schedule(schedule: str, *, allow_tz: bool, time_zone: Any) -> Causes:
-    """validateScheduleFormat."""
-    out: Causes = []
-    try:
-        cron.parse_schedule(schedule)
-    except cron.CronError as err:
-        out.append(invalid("spec.schedule", schedule, str(err)))
-    if allow_tz and "TZ" in schedule and time_zone is not None:
-        out.append(invalid("spec.schedule", schedule,
-                           "cannot use both timeZone field and TZ or CRON_TZ in schedule"))
-    elif not allow_tz and "TZ" in schedule:
-        out.append(invalid("spec.schedule", schedule,
-                           "cannot use TZ or CRON_TZ in schedule, use timeZone field instead"))
-    return out
-
-
-def _time_zone(value: Any) -> Causes:
-    """validateTimeZone: an explicit IANA zone name."""
-    if not isinstance(value, str):
-        return []
-    path = "spec.timeZone"
-    if not value:
-        return [invalid(path, value, "timeZone must be nil or non-empty string")]
-    for part in value.split("/"):
-        if part in (".", "..") or part.startswith("-") or not _ZONE_PART.match(part):
-            return [invalid(path, value, f"unknown time zone {value}")]
-    if value.lower() == "local":
-        return [invalid(path, value, "timeZone must be an explicit time zone as defined in "
-                        "https://www.iana.org/time-zones")]
-    try:
-        ZoneInfo(value)
-    except (ZoneInfoNotFoundError, ValueError):
-        return [invalid(path, value, f"unknown time zone {value}")]
-    return []
-
-
-def _cronjob(obj: Obj, old: Obj | None) -> list[StatusCause]:
-    """ValidateCronJobCreate / ValidateCronJobUpdate."""
-    spec = as_dict(obj.get("spec"))
-    old_spec = as_dict(old.get("spec")) if old is not None else None
-    out: Causes = []
-    schedule = as_str(spec.get("schedule"))
-    if not schedule:
-        out.append(required("spec.schedule"))
-    else:
-        allow_tz = old_spec is not None and "TZ" in as_str(old_spec.get("schedule"))
-        out += _schedule(schedule, allow_tz=allow_tz, time_zone=spec.get("timeZone"))
-    out += nonnegative(spec.get("startingDeadlineSeconds"), "spec.startingDeadlineSeconds")
-    if old_spec is None or old_spec.get("timeZone") != spec.get("timeZone"):
-        out += _time_zone(spec.get("timeZone"))
-    policy = as_str(spec.get("concurrencyPolicy"))
-    if not policy:
-        out.append(required("spec.concurrencyPolicy"))
-    elif policy not in ("Allow", "Forbid", "Replace"):
-        out.append(not_supported("spec.concurrencyPolicy", policy, ("Allow", "Forbid",
-                                                                   "Replace")))
-    job = as_dict(as_dict(spec.get("jobTemplate")).get("spec"))
-    out += job_spec(job, "spec.jobTemplate.spec")
-    if isinstance(job.get("selector"), dict):
-        out.append(invalid("spec.jobTemplate.spec.selector", go_label_selector(job["selector"]),
-                           "`selector` will be auto-generated"))
-    if job.get("manualSelector") is True:
-        out.append(not_supported("spec.jobTemplate.spec.manualSelector", True, ("nil", "false")))
-    for key in ("successfulJobsHistoryLimit", "failedJobsHistoryLimit"):
-        out += nonnegative(spec.get(key), f"spec.{key}")
-    name = as_str(as_dict(obj.get("metadata")).get("name"))
-    if old is None and len(name) > 52:  # the controller appends an 11-character suffix
-        out.append(invalid("metadata.name", name, "must be no more than 52 characters"))
-    return out
-
-
-DEFAULTS: dict[tuple[str, str], Any] = {JOBS: _job_defaults, CRONJOBS: _cronjob_defaults}
-VALIDATORS: dict[tuple[str, str], Any] = {JOBS: _job, CRONJOBS: _cronjob}
+DEFAULTS: dict[tuple[str, str], Any] = {JOBS: _job_defaults}
+VALIDATORS: dict[tuple[str, str], Any] = {JOBS: _job}

@@ -1,22 +1,21 @@
 """One container of a pod spec, validated as kube's validateContainerCommon does.
 
 Name, image, terminationMessagePolicy, ports, env, envFrom, volumeMounts, imagePullPolicy,
-resources and securityContext, in kube's order (pkg/apis/core/validation: the functions
-named in each docstring); probes, lifecycle and the per-list rules (duplicate names, init
-containers' restartPolicy) are `podspec`'s. Paths are absolute (`spec.containers[0]...`),
-messages are kube's. Invariant: pure; never raises on a value of the wrong shape.
+resources (`resources.py`) and securityContext (`security.py`), in kube's order
+(pkg/apis/core/validation: the functions named in each docstring); probes, lifecycle and
+the per-list rules (duplicate names, init containers' restartPolicy) are `podspec`'s.
+Paths are absolute (`spec.containers[0]...`), messages are kube's. Invariant: pure; never
+raises on a value of the wrong shape.
 """
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
-from asyncop.apiserver.builtin import quantity
+from asyncop.apiserver.builtin import quantity, security
 from asyncop.apiserver.builtin.fields import (
     Causes,
     Obj,
-    Raw,
     as_dict,
     as_int,
     as_list,
@@ -29,7 +28,6 @@ from asyncop.apiserver.builtin.fields import (
     is_config_map_key,
     is_qualified_name,
     is_relaxed_env_var_name,
-    is_valid_id,
     is_valid_port_name,
     is_valid_port_num,
     name_is_dns_subdomain,
@@ -37,6 +35,8 @@ from asyncop.apiserver.builtin.fields import (
     not_supported,
     required,
 )
+from asyncop.apiserver.builtin.filepaths import local_descending_path
+from asyncop.apiserver.builtin.resources import resources
 
 PROTOCOLS = ("SCTP", "TCP", "UDP")
 PULL_POLICIES = ("Always", "IfNotPresent", "Never")
@@ -50,15 +50,6 @@ _DOWNWARD_LABELS = ("metadata.annotations", "metadata.labels", "metadata.name",
                     "status.podIPs")
 _RESOURCE_FIELDS = ("limits.cpu", "limits.ephemeral-storage", "limits.memory",
                     "requests.cpu", "requests.ephemeral-storage", "requests.memory")
-_STANDARD_RESOURCES = frozenset({
-    "cpu", "memory", "ephemeral-storage", "requests.cpu", "requests.memory",
-    "requests.ephemeral-storage", "limits.cpu", "limits.memory", "limits.ephemeral-storage",
-    "pods", "services", "replicationcontrollers", "resourcequotas", "secrets", "configmaps",
-    "persistentvolumeclaims", "storage", "requests.storage", "services.nodeports",
-    "services.loadbalancers"})
-_INTEGER_RESOURCES = frozenset({"pods", "services", "replicationcontrollers", "resourcequotas",
-                                "secrets", "configmaps", "persistentvolumeclaims",
-                                "services.nodeports", "services.loadbalancers"})
 
 
 def container_common(ctr: Obj, path: str, volumes: dict[str, Obj], *,
@@ -84,8 +75,8 @@ def container_common(ctr: Obj, path: str, volumes: dict[str, Obj], *,
     elif pull not in PULL_POLICIES:
         out.append(not_supported(f"{path}.imagePullPolicy", pull, PULL_POLICIES))
     out += resources(as_dict(ctr.get("resources")), f"{path}.resources")
-    out += security_context(ctr.get("securityContext"), f"{path}.securityContext",
-                            host_users=host_users)
+    out += security.security_context(ctr.get("securityContext"), f"{path}.securityContext",
+                                     host_users=host_users)
     return out
 
 
@@ -309,207 +300,3 @@ def _recursive_read_only(mount: Obj, path: str) -> Causes:
         out.append(forbidden(path, "may only be specified when mountPropagation is None or "
                              "not specified"))
     return out
-
-
-def local_descending_path(target: str, path: str) -> Causes:
-    """validateLocalDescendingPath: relative, and no '..' element."""
-    out = [invalid(path, target, "must be a relative path")] if target.startswith("/") else []
-    return out + no_backsteps(target, path)
-
-
-def no_backsteps(target: str, path: str) -> Causes:
-    """validatePathNoBacksteps."""
-    if ".." in target.replace("\\", "/").split("/"):
-        return [invalid(path, target, "must not contain '..'")]
-    return []
-
-
-# --- resources (validateResourceRequirements with validateContainerResourceName) ------------
-
-def _is_native(name: str) -> bool:
-    return "/" not in name or "kubernetes.io/" in name
-
-
-def _is_extended(name: str) -> bool:
-    if _is_native(name) or name.startswith("requests."):
-        return False
-    return not is_qualified_name("requests." + name)
-
-
-def _overcommit_allowed(name: str) -> bool:
-    return _is_native(name) and not name.startswith("hugepages-")
-
-
-def resource_name(name: str, path: str) -> Causes:
-    """validateContainerResourceName."""
-    out = each(path, name, is_qualified_name(name))
-    if out:
-        return out
-    if "/" not in name:
-        if name not in _STANDARD_RESOURCES and not name.startswith(
-                ("hugepages-", "requests.hugepages-")):
-            out.append(invalid(path, name, "must be a standard resource type or fully qualified"))
-        if name not in ("cpu", "memory", "ephemeral-storage") and \
-                not name.startswith("hugepages-"):
-            out.append(invalid(path, name, "must be a standard resource for containers"))
-    elif not _is_native(name) and not _is_extended(name):
-        out.append(invalid(path, name, "doesn't follow extended resource name standard"))
-    return out
-
-
-def _quantity(value: Any) -> quantity.Quantity | None:
-    if isinstance(value, bool) or not isinstance(value, str | int | float):
-        return None
-    try:
-        return quantity.parse(value)
-    except quantity.QuantityError:
-        return None  # decoding refuses it, with kube's message
-
-
-def quantity_value(name: str, value: quantity.Quantity, path: str) -> Causes:
-    """ValidateResourceQuantityValue: not negative; whole for integer resources."""
-    out: Causes = []
-    if value.value < 0:
-        out.append(invalid(path, str(value), "must be greater than or equal to 0"))
-    if (name in _INTEGER_RESOURCES or _is_extended(name)) and \
-            math.ceil(value.value * 1000) % 1000:
-        out.append(invalid(path, Raw(str(value)), "must be an integer"))
-    return out
-
-
-def resources(req: Obj, path: str) -> Causes:
-    """ValidateContainerResourceRequirements: names, quantities, requests ≤ limits."""
-    out: Causes = []
-    limits, requests = as_dict(req.get("limits")), as_dict(req.get("requests"))
-    lim_path, req_path = f"{path}.limits", f"{path}.requests"
-    parsed_limits: dict[str, quantity.Quantity] = {}
-    huge = compute = False
-    for name, raw in limits.items():
-        at = f"{lim_path}[{name}]"
-        out += resource_name(name, at)
-        value = _quantity(raw)
-        if value is None:
-            continue
-        parsed_limits[name] = value
-        out += quantity_value(name, value, at)
-        if name.startswith("hugepages-"):
-            huge = True
-            out += _hugepage_value(name, value, at)
-        compute = compute or name in ("cpu", "memory")
-    for name, raw in requests.items():
-        at = f"{req_path}[{name}]"
-        out += resource_name(name, at)
-        value = _quantity(raw)
-        if value is None:
-            continue
-        out += quantity_value(name, value, at)
-        limit = parsed_limits.get(name)
-        if limit is not None:
-            cmp = quantity.compare(value, limit)
-            if cmp != 0 and not _overcommit_allowed(name):
-                out.append(invalid(req_path, str(value),
-                                   f"must be equal to {name} limit of {limit}"))
-            elif cmp > 0:
-                out.append(invalid(req_path, str(value),
-                                   f"must be less than or equal to {name} limit of {limit}"))
-        elif not _overcommit_allowed(name) and name not in limits:
-            out.append(required(lim_path, "Limit must be set for non overcommitable resources"))
-        if name.startswith("hugepages-"):
-            huge = True
-            out += _hugepage_value(name, value, at)
-        compute = compute or name in ("cpu", "memory")
-    if huge and not compute:
-        out.append(forbidden(path, "HugePages require cpu or memory"))
-    return out
-
-
-def _hugepage_value(name: str, value: quantity.Quantity, path: str) -> Causes:
-    try:
-        page = quantity.parse_text(name[len("hugepages-"):])
-    except quantity.QuantityError:
-        return []
-    if page.value > 0 and (value.value / page.value).denominator == 1 and value.value >= 0:
-        return []
-    return [invalid(path, str(value), f"{value} is not positive integer multiple of {name}")]
-
-
-# --- securityContext (ValidateSecurityContext) -----------------------------------------------
-
-def security_context(raw: Any, path: str, *, host_users: bool) -> Causes:
-    sc = as_dict(raw)
-    out: Causes = []
-    for key in ("runAsUser", "runAsGroup"):
-        number = as_int(sc.get(key))
-        if number is not None:
-            out += each(f"{path}.{key}", number, is_valid_id(number))
-    proc = sc.get("procMount")
-    if isinstance(proc, str):
-        if proc not in ("Default", "Unmasked"):
-            out.append(not_supported(f"{path}.procMount", proc, ("Default", "Unmasked")))
-        if host_users and proc == "Unmasked":
-            out.append(invalid(f"{path}.procMount", proc,
-                               "`hostUsers` must be false to use `Unmasked`"))
-    out += seccomp_profile(sc.get("seccompProfile"), f"{path}.seccompProfile")
-    if sc.get("allowPrivilegeEscalation") is False:
-        if sc.get("privileged") is True:
-            out.append(invalid(path, Raw(_struct(sc)), "cannot set `allowPrivilegeEscalation` "
-                               "to false and `privileged` to true"))
-        if "CAP_SYS_ADMIN" in as_list(as_dict(sc.get("capabilities")).get("add")):
-            out.append(invalid(path, Raw(_struct(sc)), "cannot set `allowPrivilegeEscalation` "
-                               "to false and `capabilities.Add` CAP_SYS_ADMIN"))
-    out += app_armor_profile(sc.get("appArmorProfile"), f"{path}.appArmorProfile")
-    return out
-
-
-def _struct(sc: Obj) -> str:
-    """A stand-in for Go's `%#v` of a SecurityContext (kube's shows pointer addresses)."""
-    inner = ", ".join(f"{k}:{v!r}" for k, v in sorted(sc.items()))
-    return "core.SecurityContext{" + inner + "}"
-
-
-def seccomp_profile(raw: Any, path: str) -> Causes:
-    """validateSeccompProfileField."""
-    if not isinstance(raw, dict):
-        return []
-    kind = as_str(raw.get("type"))
-    supported = ("Localhost", "RuntimeDefault", "Unconfined")
-    out: Causes = []
-    if not kind:
-        out.append(required(f"{path}.type", "type is required when seccompProfile is set"))
-    elif kind not in supported:
-        out.append(not_supported(f"{path}.type", kind, supported))
-    local = raw.get("localhostProfile")
-    if kind == "Localhost":
-        if not isinstance(local, str):
-            out.append(required(f"{path}.localhostProfile",
-                                "must be set when seccomp type is Localhost"))
-        else:
-            out += local_descending_path(local, f"{path}.localhostProfile")
-    elif local is not None:
-        out.append(invalid(f"{path}.localhostProfile", Raw(str(raw)),
-                           "can only be set when seccomp type is Localhost"))
-    return out
-
-
-def app_armor_profile(raw: Any, path: str) -> Causes:
-    """ValidateAppArmorProfileField."""
-    if not isinstance(raw, dict):
-        return []
-    kind, local = as_str(raw.get("type")), raw.get("localhostProfile")
-    if kind == "Localhost":
-        if not isinstance(local, str):
-            return [required(f"{path}.localhostProfile",
-                             "must be set when AppArmor type is Localhost")]
-        if local.strip() != local:
-            return [invalid(f"{path}.localhostProfile", local,
-                            "must not be padded with whitespace")]
-        if not local:
-            return [required(f"{path}.localhostProfile",
-                             "must be set when AppArmor type is Localhost")]
-        return []
-    if kind in ("RuntimeDefault", "Unconfined"):
-        return [] if local is None else [invalid(
-            f"{path}.localhostProfile", local, "can only be set when AppArmor type is Localhost")]
-    if not kind:
-        return [required(f"{path}.type", "type is required when appArmorProfile is set")]
-    return [not_supported(f"{path}.type", kind, ("Localhost", "RuntimeDefault", "Unconfined"))]

@@ -17,7 +17,7 @@ from __future__ import annotations
 import ipaddress
 from typing import Any
 
-from asyncop.apiserver.builtin import containers, probes, scheduling, volumes
+from asyncop.apiserver.builtin import containers, probes, scheduling, security, volumes
 from asyncop.apiserver.builtin.fields import (
     Causes,
     Obj,
@@ -138,8 +138,8 @@ def _security_context(spec: Obj, path: str) -> Causes:
     if isinstance(policy, str) and policy not in ("Always", "OnRootMismatch"):
         out.append(not_supported(f"{path}.fsGroupChangePolicy", policy,
                                  ("Always", "OnRootMismatch")))
-    out += containers.seccomp_profile(sc.get("seccompProfile"), f"{path}.seccompProfile")
-    out += containers.app_armor_profile(sc.get("appArmorProfile"), f"{path}.appArmorProfile")
+    out += security.seccomp_profile(sc.get("seccompProfile"), f"{path}.seccompProfile")
+    out += security.app_armor_profile(sc.get("appArmorProfile"), f"{path}.appArmorProfile")
     groups = sc.get("supplementalGroupsPolicy")
     if isinstance(groups, str) and groups not in ("Merge", "Strict"):
         out.append(not_supported(f"{path}.supplementalGroupsPolicy", groups, ("Merge", "Strict")))

@@ -15,12 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 from asyncop.apiserver.builtin import quantity
-from asyncop.apiserver.builtin.containers import (
-    local_descending_path,
-    no_backsteps,
-    object_field_selector,
-    resource_field_selector,
-)
+from asyncop.apiserver.builtin.containers import object_field_selector, resource_field_selector
 from asyncop.apiserver.builtin.fields import (
     Causes,
     Obj,
@@ -35,6 +30,7 @@ from asyncop.apiserver.builtin.fields import (
     not_supported,
     required,
 )
+from asyncop.apiserver.builtin.filepaths import local_non_reserved_path, no_backsteps
 
 #: validateVolumeSource's order, and the path kube names in its "more than 1" error
 #: (kube's own spelling, `downwarAPI` included)
@@ -131,14 +127,6 @@ def key_to_path(item: Obj, path: str) -> Causes:
         out.append(required(f"{path}.path"))
     out += local_non_reserved_path(target, f"{path}.path")
     return out + _mode(item.get("mode"), f"{path}.mode")
-
-
-def local_non_reserved_path(target: str, path: str) -> Causes:
-    """ValidateLocalNonReservedPath: relative, no '..' element, not starting with '..'."""
-    out = local_descending_path(target, path)
-    if target.startswith("..") and not target.startswith("../"):
-        out.append(invalid(path, target, "must not start with '..'"))
-    return out
 
 
 def _named_items(source: Obj, path: str, name_key: str) -> Causes:

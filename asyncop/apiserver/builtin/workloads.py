@@ -1,13 +1,14 @@
-"""apps/v1 workloads: Deployment, ReplicaSet, StatefulSet, DaemonSet — kube's defaults
-(pkg/apis/apps/v1/defaults.go) and validation (pkg/apis/apps/validation).
+"""apps/v1 workloads: Deployment, ReplicaSet, DaemonSet — kube's defaults
+(pkg/apis/apps/v1/defaults.go) and validation (pkg/apis/apps/validation); StatefulSets,
+which share the selector and template rules below, are `statefulsets.py`.
 
 Every workload needs a non-empty selector that matches its template's labels (immutable on
 update), a template with `restartPolicy: Always` and no activeDeadlineSeconds, non-negative
-counts. Deployments and DaemonSets validate the template's pod spec like a pod's
-(`podspec.pod_template`); StatefulSets do not (kube's TODO: the claim templates supply
-volumes), and allow only replicas, ordinals, template, updateStrategy,
-persistentVolumeClaimRetentionPolicy and minReadySeconds to change. Messages are kube's,
-in its order. Invariant: defaults fill only absent fields; validation is pure.
+counts; the template's pod spec is validated like a pod's (`podspec.pod_template`), its
+errors under `spec.template.spec`. Rolling updates may not have both maxUnavailable and
+maxSurge at zero, percentages are at most 100%, a Deployment's progress deadline exceeds
+its minReadySeconds. Messages are kube's, in its order. Invariant: defaults fill only
+absent fields; validation is pure.
 """
 
 from __future__ import annotations
@@ -24,17 +25,13 @@ from asyncop.apiserver.builtin.fields import (
     as_int,
     as_list,
     as_str,
-    dns1123_label,
     forbidden,
     go_label_selector,
     invalid,
-    is_dns1123_label,
-    is_dns1123_subdomain,
     is_label_value,
     is_qualified_name,
     is_valid_percent,
     label_selector,
-    labels,
     nonnegative,
     not_supported,
     required,
@@ -47,11 +44,7 @@ from asyncop.apiserver.builtin.podspec import pod_template
 
 DEPLOYMENTS = ("apps", "deployments")
 REPLICASETS = ("apps", "replicasets")
-STATEFULSETS = ("apps", "statefulsets")
 DAEMONSETS = ("apps", "daemonsets")
-STS_UPDATE_MSG = ("updates to statefulset spec for fields other than 'replicas', 'ordinals', "
-                  "'template', 'updateStrategy', 'persistentVolumeClaimRetentionPolicy' and "
-                  "'minReadySeconds' are forbidden")
 
 
 # --- defaults ----------------------------------------------------------------------------------
@@ -90,36 +83,6 @@ def _daemonset_defaults(obj: Obj, old: Obj | None) -> None:
     template_defaults(spec)
 
 
-def _statefulset_defaults(obj: Obj, old: Obj | None) -> None:
-    """SetDefaults_StatefulSet: a rollingUpdate is only created when the type was empty;
-    claim templates get their PVC defaults and type meta (kube's conversion sets it)."""
-    spec = spec_of(obj)
-    spec.setdefault("podManagementPolicy", "OrderedReady")
-    strategy = spec.setdefault("updateStrategy", {})
-    if isinstance(strategy, dict):
-        if not strategy.get("type"):
-            strategy["type"] = "RollingUpdate"
-            strategy.setdefault("rollingUpdate", {})
-        rolling = strategy.get("rollingUpdate")
-        if strategy["type"] == "RollingUpdate" and isinstance(rolling, dict):
-            rolling.setdefault("partition", 0)
-    policy = spec.setdefault("persistentVolumeClaimRetentionPolicy", {})
-    if isinstance(policy, dict):
-        policy.setdefault("whenDeleted", "Retain")
-        policy.setdefault("whenScaled", "Retain")
-    spec.setdefault("replicas", 1)
-    spec.setdefault("revisionHistoryLimit", 10)
-    for claim in as_list(spec.get("volumeClaimTemplates")):
-        if isinstance(claim, dict):
-            claim.setdefault("apiVersion", "v1")
-            claim.setdefault("kind", "PersistentVolumeClaim")
-            claim_spec = claim.get("spec")
-            if isinstance(claim_spec, dict):
-                claim_spec.setdefault("volumeMode", "Filesystem")
-            claim.setdefault("status", {"phase": "Pending"})
-    template_defaults(spec)
-
-
 # --- shared rules ------------------------------------------------------------------------------
 
 def go_selector(selector: Any) -> Raw:
@@ -151,7 +114,7 @@ def selector_parses(selector: Any) -> bool:
     return True
 
 
-def _selector(spec: Obj, kind: str) -> Causes:
+def selector_rules(spec: Obj, kind: str) -> Causes:
     """The selector rules of Deployments, ReplicaSets and StatefulSets."""
     selector = spec.get("selector")
     if not isinstance(selector, dict):
@@ -163,7 +126,7 @@ def _selector(spec: Obj, kind: str) -> Causes:
     return out
 
 
-def _template_labels(spec: Obj, path: str = "spec.template") -> Causes:
+def template_labels_match(spec: Obj, path: str = "spec.template") -> Causes:
     """The template must carry the labels the selector asks for (a missing selector selects
     nothing; an empty one everything)."""
     selector = spec.get("selector")
@@ -177,7 +140,7 @@ def _template_labels(spec: Obj, path: str = "spec.template") -> Causes:
                     "`selector` does not match template `labels`")]
 
 
-def _always(spec: Obj, kind: str, *, deadline_forbidden: bool = True) -> Causes:
+def always_restart(spec: Obj, kind: str, *, deadline_forbidden: bool = True) -> Causes:
     pod = as_dict(as_dict(spec.get("template")).get("spec"))
     out: Causes = []
     restart = as_str(pod.get("restartPolicy"))
@@ -192,18 +155,18 @@ def _always(spec: Obj, kind: str, *, deadline_forbidden: bool = True) -> Causes:
 def _replica_set_spec(spec: Obj, kind: str) -> Causes:
     """ValidateReplicaSetSpec's checks (shared by Deployments through
     ValidatePodTemplateSpecForReplicaSet)."""
-    out = _selector(spec, kind)
+    out = selector_rules(spec, kind)
     if selector_parses(spec.get("selector")):
-        out += _template_labels(spec)
+        out += template_labels_match(spec)
         out += pod_template(spec.get("template"), "spec.template")
-        out += _always(spec, "ReplicaSet")
+        out += always_restart(spec, "ReplicaSet")
     else:
         out.append(invalid("spec.selector", go_selector(spec.get("selector")),
                            "invalid label selector"))
     return out
 
 
-def _immutable_selector(spec: Obj, old: Obj | None) -> Causes:
+def _immutableselector_rules(spec: Obj, old: Obj | None) -> Causes:
     if old is None:
         return []
     old_selector = as_dict(old.get("spec")).get("selector")
@@ -212,7 +175,7 @@ def _immutable_selector(spec: Obj, old: Obj | None) -> Causes:
     return []
 
 
-def _percent(value: Any) -> int | None:
+def percent_value(value: Any) -> int | None:
     """getIntOrPercentValue of an IntOrString (None: neither)."""
     if isinstance(value, str):
         return int(value[:-1]) if not is_valid_percent(value) else 0
@@ -226,13 +189,13 @@ def int_or_percent(value: Any, path: str) -> Causes:
     return nonnegative(value, path)
 
 
-def _not_over_100(value: Any, path: str) -> Causes:
+def not_over_100(value: Any, path: str) -> Causes:
     if isinstance(value, str) and not is_valid_percent(value) and int(value[:-1]) > 100:
         return [invalid(path, Raw(value), "must not be greater than 100%")]
     return []
 
 
-def _shown(value: Any) -> Raw:
+def int_or_string(value: Any) -> Raw:
     """An IntOrString as field errors print it (its String(): no quotes)."""
     return Raw(value if isinstance(value, str) else str(as_int(value) or 0))
 
@@ -253,10 +216,10 @@ def _deployment_strategy(strategy: Obj) -> Causes:
         unavailable, surge = rolling.get("maxUnavailable"), rolling.get("maxSurge")
         out = int_or_percent(unavailable, f"{path}.rollingUpdate.maxUnavailable")
         out += int_or_percent(surge, f"{path}.rollingUpdate.maxSurge")
-        if (_percent(unavailable) or 0) == 0 and (_percent(surge) or 0) == 0:
-            out.append(invalid(f"{path}.rollingUpdate.maxUnavailable", _shown(unavailable),
+        if (percent_value(unavailable) or 0) == 0 and (percent_value(surge) or 0) == 0:
+            out.append(invalid(f"{path}.rollingUpdate.maxUnavailable", int_or_string(unavailable),
                                "may not be 0 when `maxSurge` is 0"))
-        return out + _not_over_100(unavailable, f"{path}.rollingUpdate.maxUnavailable")
+        return out + not_over_100(unavailable, f"{path}.rollingUpdate.maxUnavailable")
     shown = Raw(f'apps.DeploymentStrategy{{Type:"{kind}", RollingUpdate:'
                 f'(*apps.RollingUpdateDeployment)(nil)}}')
     return [not_supported(path, shown, ("Recreate", "RollingUpdate"))]
@@ -276,14 +239,14 @@ def _deployment(obj: Obj, old: Obj | None) -> list[StatusCause]:
         if deadline <= (as_int(spec.get("minReadySeconds")) or 0):
             out.append(invalid("spec.progressDeadlineSeconds", deadline,
                                "must be greater than minReadySeconds"))
-    return out + _immutable_selector(spec, old)
+    return out + _immutableselector_rules(spec, old)
 
 
 def _replicaset(obj: Obj, old: Obj | None) -> list[StatusCause]:
     spec = as_dict(obj.get("spec"))
     out = nonnegative(spec.get("replicas"), "spec.replicas")
     out += nonnegative(spec.get("minReadySeconds"), "spec.minReadySeconds")
-    return out + _replica_set_spec(spec, "deployment") + _immutable_selector(spec, old)
+    return out + _replica_set_spec(spec, "deployment") + _immutableselector_rules(spec, old)
 
 
 # --- DaemonSet ---------------------------------------------------------------------------------
@@ -294,16 +257,16 @@ def _daemonset(obj: Obj, old: Obj | None) -> list[StatusCause]:
     selector = spec.get("selector")
     out = label_selector(selector, "spec.selector", allow_invalid_values=old is not None)
     if selector_parses(selector):
-        out += _template_labels(spec)
+        out += template_labels_match(spec)
     if isinstance(selector, dict) and selector_is_empty(selector):
         out.append(invalid("spec.selector", go_selector(selector),
                            "empty selector is invalid for daemonset"))
     out += pod_template(spec.get("template"), "spec.template")
-    out += _always(spec, "DaemonSet")
+    out += always_restart(spec, "DaemonSet")
     out += nonnegative(spec.get("minReadySeconds"), "spec.minReadySeconds")
     out += _daemonset_strategy(as_dict(spec.get("updateStrategy")))
     out += nonnegative(spec.get("revisionHistoryLimit"), "spec.revisionHistoryLimit")
-    return out + _immutable_selector(spec, old)
+    return out + _immutableselector_rules(spec, old)
 
 
 def _daemonset_strategy(strategy: Obj) -> Causes:
@@ -322,110 +285,23 @@ def _daemonset_strategy(strategy: Obj) -> Causes:
     unavailable, surge = rolling.get("maxUnavailable"), rolling.get("maxSurge")
     out = int_or_percent(unavailable, f"{path}.maxUnavailable")
     out += int_or_percent(surge, f"{path}.maxSurge")
-    out += _not_over_100(unavailable, f"{path}.maxUnavailable")
-    out += _not_over_100(surge, f"{path}.maxSurge")
-    has_unavailable, has_surge = (_percent(unavailable) or 0) != 0, (_percent(surge) or 0) != 0
+    out += not_over_100(unavailable, f"{path}.maxUnavailable")
+    out += not_over_100(surge, f"{path}.maxSurge")
+    has_unavailable = (percent_value(unavailable) or 0) != 0
+    has_surge = (percent_value(surge) or 0) != 0
     if has_unavailable and has_surge:
-        out.append(invalid(f"{path}.maxSurge", _shown(surge),
+        out.append(invalid(f"{path}.maxSurge", int_or_string(surge),
                            "may not be set when maxUnavailable is non-zero"))
     elif not has_unavailable and not has_surge:
         out.append(required(f"{path}.maxUnavailable", "cannot be 0 when maxSurge is 0"))
     return out
 
 
-# --- StatefulSet -------------------------------------------------------------------------------
-
-def _statefulset(obj: Obj, old: Obj | None) -> list[StatusCause]:
-    """ValidateStatefulSet / ValidateStatefulSetUpdate."""
-    spec = as_dict(obj.get("spec"))
-    out: Causes = []
-    if old is None:  # a StatefulSet's name becomes pods' hostnames: a DNS label
-        name = as_str(as_dict(obj.get("metadata")).get("name"))
-        if not is_dns1123_subdomain(name):
-            out += [invalid("metadata.name", name, m) for m in is_dns1123_label(name)]
-    out += _statefulset_spec(spec)
-    if old is None:
-        service = as_str(spec.get("serviceName"))
-        if service:  # 1.33: new StatefulSets' serviceName must be a DNS label
-            out += dns1123_label(service, "spec.serviceName")
-        return out
-    old_spec = as_dict(old.get("spec"))
-    mutable = ("replicas", "template", "updateStrategy", "minReadySeconds", "ordinals",
-               "persistentVolumeClaimRetentionPolicy")
-    if {k: v for k, v in spec.items() if k not in mutable} != \
-            {k: v for k, v in old_spec.items() if k not in mutable}:
-        out.append(forbidden("spec", STS_UPDATE_MSG))
-    return out
-
-
-def _statefulset_spec(spec: Obj) -> Causes:
-    out: Causes = []
-    policy = as_str(spec.get("podManagementPolicy"))
-    if not policy:
-        out.append(required("spec.podManagementPolicy"))
-    elif policy not in ("OrderedReady", "Parallel"):
-        out.append(invalid("spec.podManagementPolicy", policy,
-                           "must be 'OrderedReady' or 'Parallel'"))
-    out += _statefulset_strategy(as_dict(spec.get("updateStrategy")))
-    retention = as_dict(spec.get("persistentVolumeClaimRetentionPolicy"))
-    for key in ("whenDeleted", "whenScaled"):
-        if key in retention and retention[key] not in ("Retain", "Delete"):
-            out.append(not_supported(f"spec.persistentVolumeClaimRetentionPolicy.{key}",
-                                     as_str(retention[key]), ("Retain", "Delete")))
-    out += nonnegative(spec.get("replicas"), "spec.replicas")
-    out += nonnegative(spec.get("minReadySeconds"), "spec.minReadySeconds")
-    out += nonnegative(as_dict(spec.get("ordinals")).get("start"), "spec.ordinals.start")
-    out += _selector(spec, "statefulset")
-    if selector_parses(spec.get("selector")):
-        out += _template_labels(spec)
-        template = as_dict(spec.get("template"))
-        out += labels(as_dict(template.get("metadata")).get("labels"), "spec.template.labels")
-    else:
-        out.append(invalid("spec.selector", go_selector(spec.get("selector")), ""))
-    return out + _always(spec, "StatefulSet")
-
-
-def _statefulset_strategy(strategy: Obj) -> Causes:
-    path = "spec.updateStrategy"
-    kind = as_str(strategy.get("type"))
-    rolling = strategy.get("rollingUpdate")
-    if not kind:
-        return [required(path)]
-    if kind == "OnDelete":
-        if isinstance(rolling, dict):
-            return [invalid(f"{path}.rollingUpdate", Raw(_sts_rolling(rolling)),
-                            "only allowed for updateStrategy 'RollingUpdate'")]
-        return []
-    if kind != "RollingUpdate":
-        shown = Raw(f'apps.StatefulSetUpdateStrategy{{Type:"{kind}", RollingUpdate:'
-                    f'(*apps.RollingUpdateStatefulSetStrategy)(nil)}}')
-        return [invalid(path, shown, "must be 'RollingUpdate' or 'OnDelete'")]
-    if not isinstance(rolling, dict):
-        return []
-    out = nonnegative(rolling.get("partition"), f"{path}.rollingUpdate.partition")
-    unavailable = rolling.get("maxUnavailable")
-    if unavailable is not None:
-        at = f"{path}.rollingUpdate.maxUnavailable"
-        out += int_or_percent(unavailable, at)
-        if (_percent(unavailable) or 0) == 0:
-            out.append(invalid(at, _shown(unavailable), "cannot be 0"))
-        out += _not_over_100(unavailable, at)
-    return out
-
-
-def _sts_rolling(rolling: Obj) -> str:
-    partition = as_int(rolling.get("partition"))
-    shown = "nil" if partition is None else str(partition)
-    return f"&apps.RollingUpdateStatefulSetStrategy{{Partition:{shown}}}"
-
-
 DEFAULTS: dict[tuple[str, str], Any] = {
     DEPLOYMENTS: _deployment_defaults,
     REPLICASETS: _replicaset_defaults,
-    STATEFULSETS: _statefulset_defaults,
     DAEMONSETS: _daemonset_defaults,
 }
 VALIDATORS: dict[tuple[str, str], Any] = {
-    DEPLOYMENTS: _deployment, REPLICASETS: _replicaset, STATEFULSETS: _statefulset,
-    DAEMONSETS: _daemonset,
+    DEPLOYMENTS: _deployment, REPLICASETS: _replicaset, DAEMONSETS: _daemonset,
 }
