@@ -90,8 +90,11 @@ def stale(rt: ResourceType, name: str) -> ApiError:
 
 
 def invalid(rt: ResourceType, name: str, causes: list[StatusCause]) -> ApiError:
-    parts = [f"{c.get('field', '')}: {c.get('message', '')}" if c.get("field") else
-             str(c.get("message", "")) for c in causes]
+    """422 Invalid; the message joins the causes once each (apimachinery's ToAggregate drops
+    repeated messages), the causes list keeps them all (errors.NewInvalid)."""
+    parts = list(dict.fromkeys(
+        f"{c.get('field', '')}: {c.get('message', '')}" if c.get("field") else
+        str(c.get("message", "")) for c in causes))
     text = parts[0] if len(parts) == 1 else "[" + ", ".join(parts) + "]"
     return Invalid(
         status_body(
