@@ -93,11 +93,8 @@ def _statefulset(obj: Obj, old: Obj | None) -> list[StatusCause]:
         name = as_str(as_dict(obj.get("metadata")).get("name"))
         if not is_dns1123_subdomain(name):
             out += [invalid("metadata.name", name, m) for m in is_dns1123_label(name)]
-    out += _statefulset_spec(spec)
+    out += _statefulset_spec(spec, new=old is None)
     if old is None:
-        service = as_str(spec.get("serviceName"))
-        if service:  # 1.33: new StatefulSets' serviceName must be a DNS label
-            out += dns1123_label(service, "spec.serviceName")
         return out
     old_spec = as_dict(old.get("spec"))
     mutable = ("replicas", "template", "updateStrategy", "minReadySeconds", "ordinals",
@@ -108,7 +105,8 @@ def _statefulset(obj: Obj, old: Obj | None) -> list[StatusCause]:
     return out
 
 
-def _statefulset_spec(spec: Obj) -> Causes:
+def _statefulset_spec(spec: Obj, *, new: bool) -> Causes:
+    """ValidateStatefulSetSpec; `new`: a create (updates allow an invalid serviceName)."""
     out: Causes = []
     policy = as_str(spec.get("podManagementPolicy"))
     if not policy:
@@ -125,6 +123,9 @@ def _statefulset_spec(spec: Obj) -> Causes:
     out += nonnegative(spec.get("replicas"), "spec.replicas")
     out += nonnegative(spec.get("minReadySeconds"), "spec.minReadySeconds")
     out += nonnegative(as_dict(spec.get("ordinals")).get("start"), "spec.ordinals.start")
+    service = as_str(spec.get("serviceName"))
+    if new and service:  # 1.33: new StatefulSets' serviceName must be a DNS label
+        out += dns1123_label(service, "spec.serviceName")
     out += selector_rules(spec, "statefulset")
     if selector_parses(spec.get("selector")):
         out += template_labels_match(spec)
