@@ -35,8 +35,9 @@ LABEL_VALUE = ("a valid label must be an empty string or consist of alphanumeric
                "'-', '_' or '.', and must start and end with an alphanumeric character (e.g. "
                "'MyValue',  or 'my_value',  or '12345', regex used for validation is "
                "'(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')")
-EMPTY_SELECTOR = ("&LabelSelector{MatchLabels:map[string]string{},"
-                  "MatchExpressions:[]LabelSelectorRequirement{},}")
+# ErrorBody dereferences a *LabelSelector; the value has no String(), so Go's %#v is shown
+EMPTY_SELECTOR = ("v1.LabelSelector{MatchLabels:map[string]string(nil), "
+                  "MatchExpressions:[]v1.LabelSelectorRequirement(nil)}")
 NOT_MATCHING = ("spec.template.metadata.labels",
                 'Invalid value: map[string]string{"app":"web"}: `selector` does not match '
                 'template `labels`')
@@ -81,15 +82,15 @@ REFUSED: list[tuple[str, Callable[[], Obj], list[tuple[str, str]]]] = [
     # ValidateLabelSelector, then LabelSelectorAsSelector fails: "invalid label selector"
     ("selector label value", lambda: deployment(selector={"matchLabels": {"app": "we b"}}),
      [("spec.selector.matchLabels", f'Invalid value: "we b": {LABEL_VALUE}'),
-      ("spec.selector", "Invalid value: &LabelSelector{MatchLabels:map[string]string{app: we b"
-       ",},MatchExpressions:[]LabelSelectorRequirement{},}: invalid label selector")]),
+      ("spec.selector", 'Invalid value: v1.LabelSelector{MatchLabels:map[string]string{"app":'
+       '"we b"}, MatchExpressions:[]v1.LabelSelectorRequirement(nil)}: invalid label selector')]),
     ("selector In without values",
      lambda: deployment(selector={"matchExpressions": [{"key": "app", "operator": "In"}]}),
      [("spec.selector.matchExpressions[0].values",
        "Required value: must be specified when `operator` is 'In' or 'NotIn'"),
-      ("spec.selector", "Invalid value: &LabelSelector{MatchLabels:map[string]string{},"
-       "MatchExpressions:[]LabelSelectorRequirement{LabelSelectorRequirement{Key:app,Operator:"
-       "In,Values:[],},},}: invalid label selector")]),
+      ("spec.selector", "Invalid value: v1.LabelSelector{MatchLabels:map[string]string(nil), "
+       'MatchExpressions:[]v1.LabelSelectorRequirement{v1.LabelSelectorRequirement{Key:"app", '
+       'Operator:"In", Values:[]string(nil)}}}: invalid label selector')]),
     # ValidateNonnegativeField
     ("negative counts", lambda: deployment(replicas=-1, revisionHistoryLimit=-2),
      [("spec.replicas", "Invalid value: -1: must be greater than or equal to 0"),
@@ -112,13 +113,17 @@ REFUSED: list[tuple[str, Callable[[], Obj], list[tuple[str, str]]]] = [
     # ValidateRollingUpdateDeployment / ValidateDeploymentStrategy
     ("maxUnavailable and maxSurge zero",
      lambda: deployment(strategy={"rollingUpdate": {"maxUnavailable": 0, "maxSurge": "0%"}}),
-     [(f"{ROLLING}.maxUnavailable", "Invalid value: 0: may not be 0 when `maxSurge` is 0")]),
+     # an IntOrString's String() is the pointer's: the value prints as %#v
+     [(f"{ROLLING}.maxUnavailable", 'Invalid value: intstr.IntOrString{Type:0, IntVal:0, '
+       'StrVal:""}: may not be 0 when `maxSurge` is 0')]),
     ("maxUnavailable over 100%",
      lambda: deployment(strategy={"rollingUpdate": {"maxUnavailable": "150%"}}),
-     [(f"{ROLLING}.maxUnavailable", "Invalid value: 150%: must not be greater than 100%")]),
+     [(f"{ROLLING}.maxUnavailable", 'Invalid value: intstr.IntOrString{Type:1, IntVal:0, '
+       'StrVal:"150%"}: must not be greater than 100%')]),
     ("maxSurge not a percent",  # IsValidPercent
      lambda: deployment(strategy={"rollingUpdate": {"maxSurge": "x%"}}),
-     [(f"{ROLLING}.maxSurge", "Invalid value: x%: a valid percent string must be a numeric "
+     [(f"{ROLLING}.maxSurge", 'Invalid value: intstr.IntOrString{Type:1, IntVal:0, StrVal:"x%"}'
+       ": a valid percent string must be a numeric "
        "string followed by an ending '%' (e.g. '1%',  or '93%', regex used for validation is "
        "'[0-9]+%')")]),
     ("maxSurge negative", lambda: deployment(strategy={"rollingUpdate": {"maxSurge": -1}}),
@@ -156,14 +161,15 @@ REFUSED: list[tuple[str, Callable[[], Obj], list[tuple[str, str]]]] = [
     # ValidateRollingUpdateDaemonSet
     ("daemonset both non-zero", lambda: of_kind("DaemonSet", updateStrategy={
         "rollingUpdate": {"maxUnavailable": 1, "maxSurge": "10%"}}),
-     [(f"{DS_ROLLING}.maxSurge", "Invalid value: 10%: may not be set when maxUnavailable is "
-       "non-zero")]),
+     [(f"{DS_ROLLING}.maxSurge", 'Invalid value: intstr.IntOrString{Type:1, IntVal:0, '
+       'StrVal:"10%"}: may not be set when maxUnavailable is non-zero')]),
     ("daemonset both zero", lambda: of_kind("DaemonSet", updateStrategy={
         "rollingUpdate": {"maxUnavailable": 0, "maxSurge": 0}}),
      [(f"{DS_ROLLING}.maxUnavailable", "Required value: cannot be 0 when maxSurge is 0")]),
     ("daemonset surge over 100%", lambda: of_kind("DaemonSet", updateStrategy={
         "rollingUpdate": {"maxUnavailable": 0, "maxSurge": "101%"}}),
-     [(f"{DS_ROLLING}.maxSurge", "Invalid value: 101%: must not be greater than 100%")]),
+     [(f"{DS_ROLLING}.maxSurge", 'Invalid value: intstr.IntOrString{Type:1, IntVal:0, '
+       'StrVal:"101%"}: must not be greater than 100%')]),
     ("daemonset strategy type", lambda: of_kind("DaemonSet", updateStrategy={"type": "X"}),
      [("spec.updateStrategy", 'Unsupported value: apps.DaemonSetUpdateStrategy{Type:"X", '
        'RollingUpdate:(*apps.RollingUpdateDaemonSet)(nil)}: supported values: "RollingUpdate", '
@@ -186,8 +192,9 @@ REFUSED: list[tuple[str, Callable[[], Obj], list[tuple[str, str]]]] = [
        "'Parallel'")]),
     ("OnDelete with rollingUpdate",
      lambda: sts(updateStrategy={"type": "OnDelete", "rollingUpdate": {"partition": 2}}),
-     [("spec.updateStrategy.rollingUpdate", "Invalid value: &apps.RollingUpdateStatefulSet"
-       "Strategy{Partition:2}: only allowed for updateStrategy 'RollingUpdate'")]),
+     [("spec.updateStrategy.rollingUpdate", "Invalid value: apps.RollingUpdateStatefulSet"
+       "Strategy{Partition:2, MaxUnavailable:(*intstr.IntOrString)(nil)}: only allowed for "
+       "updateStrategy 'RollingUpdate'")]),
     ("statefulset strategy type", lambda: sts(updateStrategy={"type": "Canary"}),
      [("spec.updateStrategy", 'Invalid value: apps.StatefulSetUpdateStrategy{Type:"Canary", '
        "RollingUpdate:(*apps.RollingUpdateStatefulSetStrategy)(nil)}: must be 'RollingUpdate' "
@@ -197,7 +204,8 @@ REFUSED: list[tuple[str, Callable[[], Obj], list[tuple[str, str]]]] = [
        "Invalid value: -1: must be greater than or equal to 0")]),
     ("statefulset maxUnavailable 0",
      lambda: sts(updateStrategy={"rollingUpdate": {"maxUnavailable": 0}}),
-     [("spec.updateStrategy.rollingUpdate.maxUnavailable", "Invalid value: 0: cannot be 0")]),
+     [("spec.updateStrategy.rollingUpdate.maxUnavailable",
+       'Invalid value: intstr.IntOrString{Type:0, IntVal:0, StrVal:""}: cannot be 0')]),
     ("retention policy", lambda: sts(persistentVolumeClaimRetentionPolicy={
         "whenDeleted": "Keep"}),
      [("spec.persistentVolumeClaimRetentionPolicy.whenDeleted",
@@ -485,9 +493,9 @@ def test_selector_is_immutable(store: Store, kind: str) -> None:
         o["spec"]["template"]["metadata"]["labels"]["tier"] = "a"
 
     status = rejected(store, edit(stored, widen), old=True)
-    assert causes(status) == [("spec.selector", "Invalid value: &LabelSelector{MatchLabels:"
-                               "map[string]string{app: web,tier: a,},MatchExpressions:[]"
-                               "LabelSelectorRequirement{},}: field is immutable")]
+    assert causes(status) == [("spec.selector", 'Invalid value: v1.LabelSelector{MatchLabels:'
+                               'map[string]string{"app":"web", "tier":"a"}, MatchExpressions:'
+                               "[]v1.LabelSelectorRequirement(nil)}: field is immutable")]
     changed = update(store, edit(stored, lambda o: o["spec"].update(minReadySeconds=4)))
     assert changed["metadata"]["generation"] == 2
 

@@ -32,9 +32,8 @@ from asyncop.apiserver.builtin.fields import (
     as_list,
     as_str,
     go_label_selector,
-    go_quote,
+    go_string_map,
     invalid,
-    invalid_omit,
     is_dns1123_label,
     is_dns1123_subdomain,
     label_selector,
@@ -44,17 +43,17 @@ from asyncop.apiserver.builtin.fields import (
     selector_matches,
     spec_of,
     too_long_max,
-    too_many,
 )
+from asyncop.apiserver.builtin.jobpolicies import completion_mode, policies
 from asyncop.apiserver.builtin.poddefaults import template_defaults
 from asyncop.apiserver.builtin.podspec import pod_template
+from asyncop.apiserver.builtin.workloads import selector_parses
 
 JOBS = ("batch", "jobs")
 JOB_NAME = "batch.kubernetes.io/job-name"
 CONTROLLER_UID = "batch.kubernetes.io/controller-uid"
 _LEGACY_NAME, _LEGACY_UID = "job-name", "controller-uid"
 _MAX_INT32 = 2**31 - 1
-_ZONE_PART = re.compile(r"^[A-Za-z.\-_0-9+]{1,14}$")
 _HTTP_PATH = "[A-Za-z0-9/\\-._~%!$&'()*+,;=:]+"
 
 
@@ -176,8 +175,8 @@ def job_spec(spec: Obj, path: str) -> Causes:
         out += _domain_prefixed_path(managed, f"{path}.managedBy")
         if len(managed) > 63:
             out.append(too_long_max(f"{path}.managedBy", 63))
-    out += _completion_mode(spec, path)
-    out += _policies(spec, path)
+    out += completion_mode(spec, path)
+    out += policies(spec, path)
     out += pod_template(spec.get("template"), f"{path}.template")
     restart = as_str(as_dict(as_dict(spec.get("template")).get("spec")).get("restartPolicy"))
     at = f"{path}.template.spec.restartPolicy"
@@ -191,102 +190,39 @@ def job_spec(spec: Obj, path: str) -> Causes:
     return out
 
 
-def _completion_mode(spec: Obj, path: str) -> Causes:
-    mode = spec.get("completionMode")
-    out: Causes = []
-    if isinstance(mode, str) and mode not in ("NonIndexed", "Indexed"):
-        out.append(not_supported(f"{path}.completionMode", mode, ("NonIndexed", "Indexed")))
-    completions, parallelism = as_int(spec.get("completions")), as_int(spec.get("parallelism"))
-    if mode == "Indexed":
-        if completions is None:
-            out.append(required(f"{path}.completions", "when completion mode is Indexed"))
-        if parallelism is not None and parallelism > 100000:
-            out.append(invalid(f"{path}.parallelism", parallelism, "must be less than or equal "
-                               "to 100000 when completion mode is Indexed"))
-    else:
-        for key in ("backoffLimitPerIndex", "maxFailedIndexes"):
-            value = as_int(spec.get(key))
-            if value is not None:
-                out.append(invalid(f"{path}.{key}", value, "requires indexed completion mode"))
-    return out
-
-
-def _policies(spec: Obj, path: str) -> Causes:
-    out: Causes = []
-    policy = spec.get("podFailurePolicy")
-    if isinstance(policy, dict):
-        rules = as_list(policy.get("rules"))
-        if len(rules) > 20:
-            out.append(too_many(f"{path}.podFailurePolicy.rules", len(rules), 20))
-        for i, rule in enumerate(rules):
-            out += _failure_rule(as_dict(rule), f"{path}.podFailurePolicy.rules[{i}]", spec)
-    success = spec.get("successPolicy")
-    if isinstance(success, dict):
-        if spec.get("completionMode") != "Indexed":
-            out.append(invalid(f"{path}.successPolicy", Raw("batch.SuccessPolicy{...}"),
-                               "requires indexed completion mode"))
-        elif not as_list(success.get("rules")):
-            out.append(required(f"{path}.successPolicy.rules", "at least one rules must be "
-                                "specified when the successPolicy is specified"))
-    replacement = spec.get("podReplacementPolicy")
-    if isinstance(replacement, str):
-        allowed = ("Failed",) if isinstance(policy, dict) else ("Failed", "TerminatingOrFailed")
-        if replacement not in allowed:
-            out.append(not_supported(f"{path}.podReplacementPolicy", replacement, allowed))
-    return out
-
-
-def _failure_rule(rule: Obj, path: str, spec: Obj) -> Causes:
-    """validatePodFailurePolicyRule (its action and which requirement it names)."""
-    actions = ("Count", "FailIndex", "FailJob", "Ignore")
-    action = as_str(rule.get("action"))
-    out: Causes = []
-    if not action:
-        out.append(required(f"{path}.action", "valid values: [" +
-                            " ".join(go_quote(a) for a in actions) + "]"))
-    elif action == "FailIndex" and spec.get("backoffLimitPerIndex") is None:
-        out.append(invalid(f"{path}.action", action, "requires the backoffLimitPerIndex to "
-                           "be set"))
-    elif action not in actions:
-        out.append(not_supported(f"{path}.action", action, actions))
-    codes, conditions = rule.get("onExitCodes"), as_list(rule.get("onPodConditions"))
-    if isinstance(codes, dict):
-        operator = as_str(codes.get("operator"))
-        if operator not in ("In", "NotIn"):
-            out.append(not_supported(f"{path}.onExitCodes.operator", operator, ("In", "NotIn")))
-        if not as_list(codes.get("values")):
-            out.append(invalid(f"{path}.onExitCodes.values", Raw("[]int32(nil)"),
-                               "at least one value is required"))
-    if isinstance(codes, dict) and conditions:
-        out.append(invalid_omit(path, "specifying both OnExitCodes and OnPodConditions is not "
-                                "supported"))
-    if not isinstance(codes, dict) and not conditions:
-        out.append(invalid_omit(path, "specifying one of OnExitCodes and OnPodConditions is "
-                                "required"))
-    return out
-
-
 def _job(obj: Obj, old: Obj | None) -> list[StatusCause]:
-    """ValidateJob (create: the generated selector first, as the strategy does) and
-    ValidateJobUpdate."""
+    """The Job strategy: ValidateJob on create (the generated selector first, as the
+    strategy makes it); on update ValidateJob and then ValidateJobUpdate, which validates
+    the spec again (kube reports its errors twice; the message names each once)."""
     spec = as_dict(obj.get("spec"))
     if old is None and spec.get("manualSelector") is not True:
         generate_selector(obj)
     prefixed = old is None or CONTROLLER_UID in as_dict(as_dict(as_dict(
         as_dict(old.get("spec")).get("template")).get("metadata")).get("labels"))
     out = _generated_selector(obj, prefixed=prefixed)
-    out += job_spec(spec, "spec")
+    out += _validate_job_spec(spec, lenient=old is not None)
+    out += _indexed_name(obj, spec)
+    if old is None:
+        return out
+    out += _validate_job_spec(spec, lenient=True)
+    return out + _job_update(spec, as_dict(old.get("spec")), old)
+
+
+def _validate_job_spec(spec: Obj, *, lenient: bool) -> Causes:
+    """ValidateJobSpec: validateJobSpec plus the selector, which must select the pods'
+    labels whenever it parses (a missing one selects none)."""
+    out = job_spec(spec, "spec")
     selector = spec.get("selector")
     if not isinstance(selector, dict):
         out.append(required("spec.selector"))
     else:
-        out += label_selector(selector, "spec.selector", allow_invalid_values=old is not None)
-        labels = as_dict(as_dict(as_dict(spec.get("template")).get("metadata")).get("labels"))
-        if not selector_matches(selector, labels):
-            out.append(invalid("spec.template.metadata.labels", labels,
-                               "`selector` does not match template `labels`"))
-    out += _indexed_name(obj, spec)
-    return out if old is None else out + _job_update(spec, as_dict(old.get("spec")), old)
+        out += label_selector(selector, "spec.selector", allow_invalid_values=lenient)
+    labels = as_dict(as_dict(spec.get("template")).get("metadata")).get("labels")
+    if (not isinstance(selector, dict) or selector_parses(selector)) and not (
+            isinstance(selector, dict) and selector_matches(selector, labels)):
+        out.append(invalid("spec.template.metadata.labels", Raw(go_string_map(labels)),
+                           "`selector` does not match template `labels`"))
+    return out
 
 
 def _indexed_name(obj: Obj, spec: Obj) -> Causes:
@@ -316,7 +252,7 @@ def _job_update(spec: Obj, old_spec: Obj, old: Obj) -> Causes:
         out.append(invalid("spec.selector", go_label_selector(spec.get("selector")),
                            IMMUTABLE_MSG))
     template, old_template = as_dict(spec.get("template")), as_dict(old_spec.get("template"))
-    if spec.get("suspend") is True and not as_dict(old.get("status")).get("startTime"):
+    if old_spec.get("suspend") is True and not as_dict(old.get("status")).get("startTime"):
         template, old_template = _without_directives(template), _without_directives(old_template)
     if template != old_template:
         shown = "core.PodTemplateSpec" + orjson.dumps(spec.get("template")).decode()

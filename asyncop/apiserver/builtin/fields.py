@@ -5,8 +5,8 @@ type. Here the rules run on JSON dicts; the accessors below turn a value of the 
 into an empty one so a rule never raises (the fuzz tests send every type everywhere).
 
 The error constructors mirror apimachinery's `field.Required/Invalid/NotSupported/...` and
-render a cause's message exactly as `field.Error.ErrorBody` does (Go's `%q` for strings,
-`%v` for numbers and booleans, `null` for nil, `%#v` for maps and slices). The `is_*`
+render a cause's message exactly as `field.Error.ErrorBody` does (the value rendering is
+`gofmt.py`, re-exported here for the rule modules). The `is_*`
 checks mirror `k8s.io/apimachinery/pkg/util/validation` and `api/validate/content`: each
 returns the list of kube's messages (empty: valid). Invariant: pure functions, no I/O.
 """
@@ -18,6 +18,11 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from asyncop.api import StatusCause
+from asyncop.apiserver.builtin.gofmt import Raw as Raw  # re-exported: rules import from here
+from asyncop.apiserver.builtin.gofmt import go_label_selector as go_label_selector
+from asyncop.apiserver.builtin.gofmt import go_quote as go_quote
+from asyncop.apiserver.builtin.gofmt import go_string_map as go_string_map
+from asyncop.apiserver.builtin.gofmt import go_value as go_value
 from asyncop.apiserver.core.errors import cause
 
 Obj = dict[str, Any]
@@ -55,79 +60,6 @@ def spec_of(obj: Obj) -> Obj:
     if not isinstance(spec, dict):
         spec = obj["spec"] = {}
     return spec
-
-
-# --- rendering values as Go's fmt does in field errors ----------------------------------------
-
-class Raw(str):
-    """A value already rendered (a Go struct, an IntOrString's `String()`): shown as is."""
-
-
-def go_quote(text: str) -> str:
-    """Go's `strconv.Quote`: printable characters kept, the rest escaped."""
-    out = ['"']
-    for ch in text:
-        code = ord(ch)
-        if ch in '"\\':
-            out.append("\\" + ch)
-        elif ch in _ESCAPES:
-            out.append(_ESCAPES[ch])
-        elif code < 0x20 or code == 0x7F:
-            out.append(f"\\x{code:02x}")
-        elif not ch.isprintable() and code > 0x7F:
-            out.append(f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}")
-        else:
-            out.append(ch)
-    out.append('"')
-    return "".join(out)
-
-
-_ESCAPES = {"\a": "\\a", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t",
-            "\v": "\\v"}
-
-
-def go_value(value: Any) -> str:
-    """A bad value as `field.Error.ErrorBody` prints it."""
-    if isinstance(value, Raw):
-        return str(value)
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, str):
-        return go_quote(value)
-    if isinstance(value, float):
-        return repr(value) if value != int(value) or abs(value) >= 1e21 else str(int(value))
-    if isinstance(value, int):
-        return str(value)
-    if isinstance(value, dict):
-        return go_string_map(value)
-    if isinstance(value, list):
-        if all(isinstance(v, str) for v in value):
-            return "[]string{" + ", ".join(go_quote(v) for v in value) + "}"
-        return "[]interface {}{" + ", ".join(go_value(v) for v in value) + "}"
-    return str(value)
-
-
-def go_string_map(value: Any) -> str:
-    """`%#v` of a map[string]string: keys sorted, as Go's fmt prints maps."""
-    items = as_dict(value)
-    inner = ", ".join(f"{go_quote(str(k))}:{go_value(v)}" for k, v in sorted(items.items()))
-    return "map[string]string{" + inner + "}"
-
-
-def go_label_selector(selector: Any) -> Raw:
-    """A *metav1.LabelSelector as field errors print it: its generated `String()` (keys
-    sorted, `key: value,` pairs, requirements without their `&`)."""
-    sel = as_dict(selector)
-    pairs = "".join(f"{k}: {v}," for k, v in sorted(as_dict(sel.get("matchLabels")).items()))
-    reqs = "".join(
-        f"LabelSelectorRequirement{{Key:{as_dict(r).get('key', '')},"
-        f"Operator:{as_dict(r).get('operator', '')},"
-        f"Values:[{' '.join(str(v) for v in as_list(as_dict(r).get('values')))}],}},"
-        for r in as_list(sel.get("matchExpressions")))
-    return Raw(f"&LabelSelector{{MatchLabels:map[string]string{{{pairs}}},"
-               f"MatchExpressions:[]LabelSelectorRequirement{{{reqs}}},}}")
 
 
 # --- field.Error constructors (apimachinery pkg/util/validation/field) ------------------------

@@ -165,9 +165,12 @@ def _statefulset_strategy(strategy: Obj) -> Causes:
 
 
 def _sts_rolling(rolling: Obj) -> str:
-    partition = as_int(rolling.get("partition"))
-    shown = "nil" if partition is None else str(partition)
-    return f"&apps.RollingUpdateStatefulSetStrategy{{Partition:{shown}}}"
+    """`%#v` of the internal apps.RollingUpdateStatefulSetStrategy (a set maxUnavailable is
+    a pointer, whose address Go prints; shown as its value here)."""
+    unavailable = rolling.get("maxUnavailable")
+    shown = "(*intstr.IntOrString)(nil)" if unavailable is None else int_or_string(unavailable)
+    return (f"apps.RollingUpdateStatefulSetStrategy{{Partition:"
+            f"{as_int(rolling.get('partition')) or 0}, MaxUnavailable:{shown}}}")
 
 
 DEFAULTS: dict[tuple[str, str], Any] = {STATEFULSETS: _statefulset_defaults}

@@ -27,6 +27,8 @@ from asyncop.apiserver.builtin.fields import (
     as_str,
     forbidden,
     go_label_selector,
+    go_quote,
+    go_string_map,
     invalid,
     is_label_value,
     is_qualified_name,
@@ -130,13 +132,12 @@ def template_labels_match(spec: Obj, path: str = "spec.template") -> Causes:
     """The template must carry the labels the selector asks for (a missing selector selects
     nothing; an empty one everything)."""
     selector = spec.get("selector")
-    template_labels = as_dict(as_dict(as_dict(spec.get("template")).get("metadata"))
-                              .get("labels"))
+    template_labels = as_dict(as_dict(spec.get("template")).get("metadata")).get("labels")
     if isinstance(selector, dict) and selector_is_empty(selector):
         return []
     if isinstance(selector, dict) and selector_matches(selector, template_labels):
         return []
-    return [invalid(f"{path}.metadata.labels", template_labels,
+    return [invalid(f"{path}.metadata.labels", Raw(go_string_map(template_labels)),
                     "`selector` does not match template `labels`")]
 
 
@@ -185,19 +186,23 @@ def percent_value(value: Any) -> int | None:
 def int_or_percent(value: Any, path: str) -> Causes:
     """ValidatePositiveIntOrPercent."""
     if isinstance(value, str):
-        return [invalid(path, Raw(value), m) for m in is_valid_percent(value)]
+        return [invalid(path, int_or_string(value), m) for m in is_valid_percent(value)]
     return nonnegative(value, path)
 
 
 def not_over_100(value: Any, path: str) -> Causes:
+    """IsNotMoreThan100Percent."""
     if isinstance(value, str) and not is_valid_percent(value) and int(value[:-1]) > 100:
-        return [invalid(path, Raw(value), "must not be greater than 100%")]
+        return [invalid(path, int_or_string(value), "must not be greater than 100%")]
     return []
 
 
 def int_or_string(value: Any) -> Raw:
-    """An IntOrString as field errors print it (its String(): no quotes)."""
-    return Raw(value if isinstance(value, str) else str(as_int(value) or 0))
+    """An intstr.IntOrString as field errors print it: `%#v` (its String() belongs to the
+    pointer), e.g. `intstr.IntOrString{Type:1, IntVal:0, StrVal:"25%"}`."""
+    if isinstance(value, str):
+        return Raw(f"intstr.IntOrString{{Type:1, IntVal:0, StrVal:{go_quote(value)}}}")
+    return Raw(f'intstr.IntOrString{{Type:0, IntVal:{as_int(value) or 0}, StrVal:""}}')
 
 
 # --- Deployment, ReplicaSet --------------------------------------------------------------------
