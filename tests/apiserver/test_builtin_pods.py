@@ -40,6 +40,8 @@ SUBDOMAIN = ("a lowercase RFC 1123 subdomain must consist of lower case alphanum
              "'[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')")
 PORTS = "must be between 1 and 65535, inclusive"
 C0 = "spec.containers[0]"
+GPU_1500M = ("resource.Quantity{i:resource.int64Amount{value:1500, scale:-3}, "
+             'd:resource.infDecAmount{Dec:(*inf.Dec)(nil)}, s:"1500m", Format:"DecimalSI"}')
 
 
 @pytest.fixture(scope="module")
@@ -162,10 +164,12 @@ REFUSED: list[tuple[str, Callable[[], Obj], list[tuple[str, str]]]] = [
         resources={"requests": {"example.com/gpu": "1"}}),
      [(f"{C0}.resources.limits",
        "Required value: Limit must be set for non overcommitable resources")]),
+    # the value is a resource.Quantity, whose String() is the pointer's: Go's %#v is shown
     ("extended resource whole", lambda: ctr(resources={"limits": {"example.com/gpu": "1500m"}}),
-     [(f"{C0}.resources.limits[example.com/gpu]", "Invalid value: 1500m: must be an integer"),
+     [(f"{C0}.resources.limits[example.com/gpu]", f"Invalid value: {GPU_1500M}: must be an "
+       "integer"),
       (f"{C0}.resources.requests[example.com/gpu]",
-       "Invalid value: 1500m: must be an integer")]),
+       f"Invalid value: {GPU_1500M}: must be an integer")]),
     # validateProbe / validateHandler / validateLifecycle
     ("probe needs a handler", lambda: ctr(livenessProbe={"periodSeconds": 5}),
      [(f"{C0}.livenessProbe", "Required value: must specify a handler type")]),

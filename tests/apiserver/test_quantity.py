@@ -19,6 +19,7 @@ from asyncop.apiserver.builtin.quantity import (
     QuantityError,
     canonical,
     compare,
+    go_struct,
     parse,
     parse_text,
 )
@@ -106,3 +107,26 @@ def test_round_up_to_milli_keeps_a_kept_text() -> None:
     assert str(parse("1.500").round_up(-3)) == "1.500"
     assert str(parse("100u").round_up(-3)) == "1m"
     assert str(parse("1500u").round_up(-3)) == "2m"
+
+
+@pytest.mark.parametrize(("text", "shown"), [
+    # ParseQuantity's fast path keeps canonical text; RoundUp(-3) (SetDefaults_ResourceList)
+    # rounds finer values up to milli and drops it
+    ("1500m", '{value:1500, scale:-3}, d:resource.infDecAmount{Dec:(*inf.Dec)(nil)}, '
+              's:"1500m", Format:"DecimalSI"}'),
+    ("0.5", '{value:5, scale:-1}, d:resource.infDecAmount{Dec:(*inf.Dec)(nil)}, s:"", '
+            'Format:"DecimalSI"}'),
+    ("2Gi", '{value:2147483648, scale:0}, d:resource.infDecAmount{Dec:(*inf.Dec)(nil)}, '
+            's:"2Gi", Format:"BinarySI"}'),
+    ("100n", '{value:1, scale:-3}, d:resource.infDecAmount{Dec:(*inf.Dec)(nil)}, s:"", '
+             'Format:"DecimalSI"}'),
+])
+def test_go_struct(text: str, shown: str) -> None:
+    """`%#v` of a defaulted Quantity, as field errors print it (its String() is the
+    pointer's)."""
+    assert go_struct(text) == "resource.Quantity{i:resource.int64Amount" + shown
+
+
+def test_go_struct_of_an_inf_dec() -> None:
+    """Values beyond the int64 fast path are an inf.Dec pointer in kube: not rendered."""
+    assert go_struct("12345678901234567890") is None

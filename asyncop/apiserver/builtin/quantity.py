@@ -23,7 +23,9 @@ import re
 from dataclasses import dataclass
 from fractions import Fraction
 
-__all__ = ["Quantity", "QuantityError", "canonical", "compare", "parse", "parse_text"]
+from asyncop.apiserver.builtin.gofmt import go_quote
+
+__all__ = ["Quantity", "QuantityError", "canonical", "compare", "go_struct", "parse", "parse_text"]
 
 SPLIT_RE = "^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$"
 FORMAT_WRONG = "quantities must match the regular expression '" + SPLIT_RE + "'"
@@ -237,3 +239,34 @@ def canonical(value: str | int | float) -> str:
 def compare(a: Quantity, b: Quantity) -> int:
     """-1, 0 or 1 as kube's Quantity.Cmp (exact)."""
     return (a.value > b.value) - (a.value < b.value)
+
+
+def go_struct(text: str) -> str | None:
+    """`%#v` of the resource.Quantity kube holds for `text` once defaulted (ParseQuantity's
+    int64 fast path, then SetDefaults_ResourceList's RoundUp to milli), as a field error
+    prints it (Quantity's String() belongs to the pointer). None when kube would hold an
+    inf.Dec (its pointer's address is all Go shows)."""
+    text = text.strip()
+    if text == "0":
+        return _go_quantity(0, 0, text, "DecimalSI")
+    try:
+        positive, _, num, denom, suffix = _scan(text)
+        _, exponent, fmt = _interpret(suffix)
+    except QuantityError:
+        return None
+    fast = _fast_path(text, num, denom, exponent, fmt)
+    if fast is None:
+        return None
+    magnitude, kept = fast
+    scale = 0 if fmt == "BinarySI" else exponent - len(denom)
+    value = int(magnitude / Fraction(10) ** scale) * (1 if positive else -1)
+    if scale < -3:  # RoundUp(-3): int64Amount.AsScale, rounding up; the kept text dropped
+        step = 10 ** (-3 - scale)
+        value, scale, kept = -(-value // step), -3, ""
+    return _go_quantity(value, scale, kept, fmt)
+
+
+def _go_quantity(value: int, scale: int, text: str, fmt: str) -> str:
+    return (f"resource.Quantity{{i:resource.int64Amount{{value:{value}, scale:{scale}}}, "
+            f"d:resource.infDecAmount{{Dec:(*inf.Dec)(nil)}}, s:{go_quote(text)}, "
+            f'Format:"{fmt}"}}')

@@ -87,7 +87,8 @@ def quantity_value(name: str, value: quantity.Quantity, path: str) -> Causes:
         out.append(invalid(path, str(value), "must be greater than or equal to 0"))
     if (name in _INTEGER_RESOURCES or _is_extended(name)) and \
             math.ceil(value.value * 1000) % 1000:
-        out.append(invalid(path, Raw(str(value)), "must be an integer"))
+        shown = quantity.go_struct(str(value)) or str(value)  # a Quantity value: %#v
+        out.append(invalid(path, Raw(shown), "must be an integer"))
     return out
 
 
