@@ -379,6 +379,11 @@ CRONJOB_REFUSED: list[tuple[str, Callable[[], Obj], list[tuple[str, str]]]] = [
     ("Local time zone", lambda: cronjob(timeZone="Local"),
      [("spec.timeZone", 'Invalid value: "Local": timeZone must be an explicit time zone as '
        "defined in https://www.iana.org/time-zones")]),
+    # EqualFold "Local", then time.LoadLocation, which only knows "Local" spelled so
+    ("local time zone", lambda: cronjob(timeZone="local"),
+     [("spec.timeZone", 'Invalid value: "local": timeZone must be an explicit time zone as '
+       "defined in https://www.iana.org/time-zones"),
+      ("spec.timeZone", 'Invalid value: "local": unknown time zone local')]),
     ("empty time zone", lambda: cronjob(timeZone=""),
      [("spec.timeZone", 'Invalid value: "": timeZone must be nil or non-empty string')]),
     # validateConcurrencyPolicy

@@ -76,14 +76,17 @@ def _time_zone(value: Any) -> Causes:
     for part in value.split("/"):
         if part in (".", "..") or part.startswith("-") or not _ZONE_PART.match(part):
             return [invalid(path, value, f"unknown time zone {value}")]
+    out: Causes = []
     if value.lower() == "local":
-        return [invalid(path, value, "timeZone must be an explicit time zone as defined in "
-                        "https://www.iana.org/time-zones")]
+        out.append(invalid(path, value, "timeZone must be an explicit time zone as defined in "
+                           "https://www.iana.org/time-zones"))
+    if value == "Local":  # time.LoadLocation("Local") answers the local zone, no error
+        return out
     try:
         ZoneInfo(value)
-    except (ZoneInfoNotFoundError, ValueError):
-        return [invalid(path, value, f"unknown time zone {value}")]
-    return []
+    except (ZoneInfoNotFoundError, ValueError, OSError):
+        out.append(invalid(path, value, f"unknown time zone {value}"))
+    return out
 
 
 def _cronjob(obj: Obj, old: Obj | None) -> list[StatusCause]:
