@@ -342,21 +342,23 @@ spec:
 
 async def test_a_field_newer_than_the_served_minor_is_unknown(
         http: aiohttp.ClientSession) -> None:
-    # kube 1.27's Container has no restartPolicy (added in 1.28): a 1.27 server decodes with
-    # 1.27's types, so the field is unknown there and known at 1.33
+    # kube 1.27's Container has no restartPolicy (added in 1.28, for sidecar init
+    # containers): a 1.27 server decodes with 1.27's types, so the field is unknown there
+    # and known (and valid on an init container) at 1.33
     body = deployment()
-    body["spec"]["template"]["spec"]["containers"][0]["restartPolicy"] = "Always"
+    pod = body["spec"]["template"]["spec"]
+    pod["initContainers"] = [{"name": "side", "image": "i", "restartPolicy": "Always"}]
     async with ApiServer(simulators=False, version=("1", "27")) as old:
         code, err = await call(http, "POST", old.url + DEPLOY + "?fieldValidation=Strict",
                                json=body)
         assert (code, err["message"]) == (400, PREFIX + (
-            'strict decoding error: unknown field "spec.template.spec.containers[0]'
+            'strict decoding error: unknown field "spec.template.spec.initContainers[0]'
             '.restartPolicy"'))
     async with ApiServer(simulators=False) as new:
         code, obj = await call(http, "POST", new.url + DEPLOY + "?fieldValidation=Strict",
                                json=body)
         assert code == 201, obj
-        assert obj["spec"]["template"]["spec"]["containers"][0]["restartPolicy"] == "Always"
+        assert obj["spec"]["template"]["spec"]["initContainers"][0]["restartPolicy"] == "Always"
 
 
 async def test_in_process_writes_decode_too(apiserver_no_sim: ApiServer) -> None:

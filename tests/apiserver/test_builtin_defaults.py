@@ -130,12 +130,14 @@ async def test_job_and_cronjob_defaults(apiserver_no_sim: ApiServer) -> None:
         cron = await _post(http, url + "/cronjobs", {"metadata": {"name": "nightly"}, "spec": {
             "schedule": "0 1 * * *",
             "jobTemplate": {"spec": {"template": {"spec": {
+                "restartPolicy": "OnFailure",
                 "containers": [{"name": "c", "image": "busybox:1.36"}]}}}}}})
     spec = job["spec"]
+    # kube: SetDefaults_Job (pkg/apis/batch/v1/defaults.go)
     assert {k: spec[k] for k in ("completions", "parallelism", "backoffLimit", "completionMode",
-                                 "suspend", "podReplacementPolicy")} == {
+                                 "suspend", "podReplacementPolicy", "manualSelector")} == {
         "completions": 1, "parallelism": 1, "backoffLimit": 6, "completionMode": "NonIndexed",
-        "suspend": False, "podReplacementPolicy": "TerminatingOrFailed"}
+        "suspend": False, "podReplacementPolicy": "TerminatingOrFailed", "manualSelector": False}
     assert spec["template"]["spec"]["restartPolicy"] == "Never"
     assert spec["template"]["spec"]["containers"][0]["imagePullPolicy"] == "Always"
     assert "completions" not in queue["spec"]  # a work queue: no fixed completion count
@@ -146,5 +148,5 @@ async def test_job_and_cronjob_defaults(apiserver_no_sim: ApiServer) -> None:
     template = cspec["jobTemplate"]["spec"]["template"]["spec"]
     assert template["containers"][0]["imagePullPolicy"] == "IfNotPresent"
     assert template["dnsPolicy"] == "ClusterFirst"
-    assert "restartPolicy" not in template  # never defaulted to Always for Jobs
-    assert "backoffLimit" not in cspec["jobTemplate"]["spec"]
+    assert template["restartPolicy"] == "OnFailure"
+    assert "backoffLimit" not in cspec["jobTemplate"]["spec"]  # Job defaults: not in templates

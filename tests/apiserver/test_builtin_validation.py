@@ -190,9 +190,16 @@ async def test_pod_spec_is_mostly_immutable(apiserver_no_sim: ApiServer,
     patch = b'{"spec":{"containers":[{"name":"c","image":"x:2"}]}}'
     code, body = await call(http, "PATCH", url + "/p", headers=MERGE, data=patch)
     assert code == 200 and body["spec"]["containers"][0]["image"] == "x:2"
+    # kube: ValidatePodUpdate — nodeName is not among the updatable fields; a pod is bound
+    # through pods/binding only (BindingREST, pkg/registry/core/pod/storage)
     code, body = await call(http, "PATCH", url + "/p", headers=MERGE,
-                            data=b'{"spec":{"nodeName":"node-1"}}')  # binding, once
-    assert code == 200
-    code, body = await call(http, "PATCH", url + "/p", headers=MERGE,
-                            data=b'{"spec":{"nodeName":"node-2"}}')
-    assert code == 422
+                            data=b'{"spec":{"nodeName":"node-1"}}')
+    assert code == 422 and body["details"]["causes"][0]["field"] == "spec"
+    assert body["message"].startswith(
+        'Pod "p" is invalid: spec: Forbidden: pod updates may not change fields other than')
+    binding = {"apiVersion": "v1", "kind": "Binding", "metadata": {"name": "p"},
+               "target": {"apiVersion": "v1", "kind": "Node", "name": "node-1"}}
+    code, body = await call(http, "POST", url + "/p/binding", json=binding)
+    assert code == 201 and body["status"] == "Success"
+    code, body = await call(http, "GET", url + "/p")
+    assert body["spec"]["nodeName"] == "node-1"

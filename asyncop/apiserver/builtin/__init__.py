@@ -13,15 +13,21 @@ three steps happen here, on JSON dicts, in this order, from the Writer
 One module per family of kinds, each with its `DEFAULTS` and `VALIDATORS` tables keyed by
 storage identity (group, plural) — a validator may also be keyed by the request's own
 (group, plural) when a group that views another's storage has rules of its own
-(events.k8s.io Events) —: `pods` (Pod and the pod template every workload embeds),
-`workloads` (apps/v1), `batch` (Job, CronJob), `services` (with `serviceips`), `config`
-(ConfigMap, Secret; `gojson` words Go's JSON errors), `namespaces`, `serviceaccounts`,
-`events`, `coordination` (Lease), `networking` (Ingress, NetworkPolicy), `autoscaling`
-(HorizontalPodAutoscaler), `policy` (PodDisruptionBudget), `rbac`; `fields` holds the
-shared checks with kube's messages. CRDs and webhook configurations keep their rules in
-`core` (`crds`, `webhookconfig`) and are dispatched from here. Invariants: defaults fill
-only absent fields; validators never raise on a value of the wrong shape and never mutate
-`old`.
+(events.k8s.io Events) —: `pods` (Pod), `workloads` (Deployment, ReplicaSet, DaemonSet),
+`statefulsets`, `batch` (Job, with `jobpolicies`), `cronjobs`, `services` (with
+`serviceips`), `config` (ConfigMap, Secret; `gojson` words Go's JSON errors), `namespaces`,
+`serviceaccounts`, `events`, `coordination` (Lease), `networking` (Ingress, NetworkPolicy),
+`autoscaling` (HorizontalPodAutoscaler), `policy` (PodDisruptionBudget), `rbac`. The pod
+spec every workload embeds is shared: `poddefaults` (its defaults), `podspec`
+(ValidatePodSpec / ValidatePodTemplateSpec) over `containers`, `resources`, `security`,
+`probes`, `volumes`, `filepaths` and `scheduling`; `quantity` is kube's resource.Quantity,
+`cron` its CronJob schedule parser, `binding` the pods/binding rules; `fields` and `gofmt`
+hold the shared checks and Go's value printing with kube's messages; decoding is `decode`
+(over `gotypes`, `walker`, `goerrors`, `dupkeys`, `unstructured`, `applycheck`). CRDs and
+webhook configurations keep their rules in `core` (`crds`, `webhookconfig`) and are
+dispatched from here. Invariants: defaults fill only absent fields; validators never raise
+on a value of the wrong shape and never mutate `old` (a Job's validation on create fills
+its generated selector, as kube's strategy does once the uid exists).
 """
 
 from __future__ import annotations
@@ -37,6 +43,7 @@ from asyncop.apiserver.builtin import (
     batch,
     config,
     coordination,
+    cronjobs,
     events,
     namespaces,
     networking,
@@ -45,6 +52,7 @@ from asyncop.apiserver.builtin import (
     rbac,
     serviceaccounts,
     services,
+    statefulsets,
     workloads,
 )
 from asyncop.apiserver.core import crds
@@ -62,8 +70,8 @@ def _crd_defaults(obj: Obj, old: Obj | None) -> None:
     crds.default_crd(obj)
 
 
-_FAMILIES = (pods, workloads, batch, services, config, namespaces, events, coordination,
-             serviceaccounts, networking, autoscaling, policy, rbac)
+_FAMILIES = (pods, workloads, statefulsets, batch, cronjobs, services, config, namespaces,
+             events, coordination, serviceaccounts, networking, autoscaling, policy, rbac)
 
 _DEFAULTS: dict[tuple[str, str], Defaulter] = {
     ("apiextensions.k8s.io", "customresourcedefinitions"): _crd_defaults,

@@ -19,7 +19,7 @@ from collections.abc import Callable
 from typing import Any
 
 from asyncop.api import StatusCause
-from asyncop.apiserver.builtin.fields import (
+from asyncop.apiserver.builtin.fieldkit import (
     GoRepr,
     Obj,
     as_dict,

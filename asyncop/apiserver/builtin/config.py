@@ -21,7 +21,7 @@ import binascii
 from typing import Any
 
 from asyncop.api import StatusCause
-from asyncop.apiserver.builtin.fields import (
+from asyncop.apiserver.builtin.fieldkit import (
     Obj,
     as_dict,
     as_str,

@@ -18,7 +18,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from asyncop.api import StatusCause
-from asyncop.apiserver.builtin.fields import (
+from asyncop.apiserver.builtin.fieldkit import (
     Obj,
     as_dict,
     as_int,

@@ -3,20 +3,30 @@
 Kube validates a typed Go struct, so by the time its rules run every field has its declared
 type. Here the rules run on JSON dicts; the accessors below turn a value of the wrong shape
 into an empty one so a rule never raises (the fuzz tests send every type everywhere).
-Shared validators (names, ports, quantities, …) live here with kube's exact messages, one
-function per apimachinery helper. Invariant: pure functions, no I/O.
+
+The error constructors mirror apimachinery's `field.Required/Invalid/NotSupported/...` and
+render a cause's message exactly as `field.Error.ErrorBody` does (the value rendering is
+`gofmt.py`, re-exported here for the rule modules). The `is_*`
+checks mirror `k8s.io/apimachinery/pkg/util/validation` and `api/validate/content`: each
+returns the list of kube's messages (empty: valid). Invariant: pure functions, no I/O.
 """
 
 from __future__ import annotations
 
-import ipaddress
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from asyncop.api import StatusCause
+from asyncop.apiserver.builtin.gofmt import Raw as Raw  # re-exported: rules import from here
+from asyncop.apiserver.builtin.gofmt import go_label_selector as go_label_selector
+from asyncop.apiserver.builtin.gofmt import go_quote as go_quote
+from asyncop.apiserver.builtin.gofmt import go_string_map as go_string_map
+from asyncop.apiserver.builtin.gofmt import go_value as go_value
+from asyncop.apiserver.core.errors import cause
 
 Obj = dict[str, Any]
+Causes = list[StatusCause]
 
 DNS1123_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 DNS1123_LABEL_MSG = (
@@ -34,6 +44,16 @@ def as_list(value: Any) -> list[Any]:
     return value if isinstance(value, list) else []
 
 
+def as_str(value: Any) -> str:
+    """`value` if it is a string, else "" (the Go zero value)."""
+    return value if isinstance(value, str) else ""
+
+
+def as_int(value: Any) -> int | None:
+    """`value` if it is an integer (not a bool), else None (absent, or decoding refuses it)."""
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
 def spec_of(obj: Obj) -> Obj:
     """`obj["spec"]`, created empty when absent or not an object (for defaulting)."""
     spec = obj.get("spec")
@@ -42,187 +62,132 @@ def spec_of(obj: Obj) -> Obj:
     return spec
 
 
-# --- services, networking, rbac helpers ---
-# kube's field.Error constructors (apimachinery util/validation/field) with their exact
-# messages, the apimachinery string checks they are fed with (util/validation, the label
-# checks of meta/v1/validation), and Go's rendering of the offending value (`ErrorBody`:
-# strings as %q, numbers and booleans as %v, nil as `null`, anything else as %#v).
+# --- field.Error constructors (apimachinery pkg/util/validation/field) ------------------------
 
-class GoRepr(str):
-    """A value already rendered as Go's %#v prints it (a struct, slice or pointer)."""
+def _body(kind: str, detail: str) -> str:
+    return f"{kind}: {detail}" if detail else kind
 
 
-def go_quote(text: str) -> str:
-    """Go's strconv.Quote: a double-quoted literal with Go's escapes."""
-    out = ['"']
-    for ch in text:
-        code = ord(ch)
-        if ch in '"\\':
-            out.append("\\" + ch)
-        elif ch in _GO_ESCAPES:
-            out.append(_GO_ESCAPES[ch])
-        elif ch.isprintable() or ch == " ":
-            out.append(ch)
-        elif code < 0x80:
-            out.append(f"\\x{code:02x}")
-        elif code < 0x10000:
-            out.append(f"\\u{code:04x}")
-        else:
-            out.append(f"\\U{code:08x}")
-    out.append('"')
-    return "".join(out)
+def required(path: str, detail: str = "") -> StatusCause:
+    return cause(path, "FieldValueRequired", _body("Required value", detail))
 
 
-_GO_ESCAPES = {"\a": "\\a", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t",
-               "\v": "\\v"}
+def invalid(path: str, value: Any, detail: str) -> StatusCause:
+    return cause(path, "FieldValueInvalid", _body(f"Invalid value: {go_value(value)}", detail))
 
 
-def go_value(value: Any) -> str:
-    """How field.Error's ErrorBody prints a bad value."""
-    if isinstance(value, GoRepr):
-        return str(value)
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int):
-        return str(value)
-    if isinstance(value, float):
-        return str(int(value)) if value.is_integer() and abs(value) < 1e21 else repr(value)
-    if isinstance(value, str):
-        return go_quote(value)
-    if isinstance(value, list) and all(isinstance(v, str) for v in value):
-        return go_string_slice(value)
-    if isinstance(value, dict) and all(isinstance(v, str) for v in value.values()):
-        inner = ", ".join(f"{go_quote(k)}:{go_quote(v)}" for k, v in sorted(value.items()))
-        return "map[string]string{" + inner + "}"
-    return GoRepr(repr(value))
+def invalid_omit(path: str, detail: str) -> StatusCause:
+    """field.Invalid with `field.OmitValueType{}`: no value shown."""
+    return cause(path, "FieldValueInvalid", _body("Invalid value", detail))
 
 
-def go_string_slice(values: list[str], type_name: str = "[]string") -> str:
-    """%#v of a string slice (nil when None-like is wanted: pass `type_name + "(nil)"`)."""
-    return type_name + "{" + ", ".join(go_quote(v) for v in values) + "}"
+def not_supported(path: str, value: Any, supported: Sequence[str]) -> StatusCause:
+    detail = ("supported values: " + ", ".join(go_quote(s) for s in supported)
+              if supported else "")
+    return cause(path, "FieldValueNotSupported",
+                 _body(f"Unsupported value: {go_value(value)}", detail))
 
 
-def field_required(path: str, detail: str = "") -> StatusCause:
-    return _field_cause(path, "FieldValueRequired", "Required value", detail)
+def forbidden(path: str, detail: str) -> StatusCause:
+    return cause(path, "FieldValueForbidden", _body("Forbidden", detail))
 
 
-def field_invalid(path: str, value: Any, detail: str) -> StatusCause:
-    return _field_cause(path, "FieldValueInvalid", f"Invalid value: {go_value(value)}", detail)
+def duplicate(path: str, value: Any) -> StatusCause:
+    return cause(path, "FieldValueDuplicate", f"Duplicate value: {go_value(value)}")
 
 
-def field_not_supported(path: str, value: Any, supported: Sequence[str]) -> StatusCause:
-    detail = "supported values: " + ", ".join(go_quote(v) for v in supported) if supported \
-        else ""
-    return _field_cause(path, "FieldValueNotSupported",
-                        f"Unsupported value: {go_value(value)}", detail)
+def not_found(path: str, value: Any, detail: str = "") -> StatusCause:
+    return cause(path, "FieldValueNotFound", _body(f"Not found: {go_value(value)}", detail))
 
 
-def field_forbidden(path: str, detail: str) -> StatusCause:
-    return _field_cause(path, "FieldValueForbidden", "Forbidden", detail)
+def too_long(path: str, max_length: int) -> StatusCause:
+    return cause(path, "FieldValueTooLong", f"Too long: must have at most {max_length} bytes")
 
 
-def field_duplicate(path: str, value: Any) -> StatusCause:
-    return _field_cause(path, "FieldValueDuplicate", f"Duplicate value: {go_value(value)}", "")
+def too_long_max(path: str, max_length: int) -> StatusCause:
+    """field.TooLongMaxLength."""
+    return cause(path, "FieldValueTooLong", f"Too long: may not be longer than {max_length}")
 
 
-def field_too_long(path: str, limit: int) -> StatusCause:
-    """field.TooLong as kube 1.33 words it (1.31 and older: `must have at most N bytes`)."""
-    return _field_cause(path, "FieldValueTooLong", "Too long",
-                        f"may not be more than {limit} bytes")
+def too_many(path: str, actual: int, maximum: int) -> StatusCause:
+    return cause(path, "FieldValueTooMany",
+                 f"Too many: {actual}: must have at most {maximum} items")
 
 
-def _field_cause(path: str, reason: str, head: str, detail: str) -> StatusCause:
-    return {"reason": reason, "message": f"{head}: {detail}" if detail else head,
-            "field": path}
+# --- apimachinery's value checks (messages are kube's, word for word) -------------------------
+
+NEGATIVE_MSG = "must be greater than or equal to 0"
+IMMUTABLE_MSG = "field is immutable"
 
 
-def as_str(value: Any) -> str:
-    """A string field's value; a value of another shape reads as empty."""
-    return value if isinstance(value, str) else ""
-
-
-def as_int(value: Any) -> int | None:
-    """An integer field's value (None when absent or of another shape)."""
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
-
-
-# apimachinery util/validation: each returns the list of problems kube reports.
-_DNS1123_LABEL_FMT = "[a-z0-9]([-a-z0-9]*[a-z0-9])?"
-_DNS1123_SUBDOMAIN_FMT = _DNS1123_LABEL_FMT + "(\\." + _DNS1123_LABEL_FMT + ")*"
-_DNS1035_FMT = "[a-z]([-a-z0-9]*[a-z0-9])?"
-_QNAME_FMT = "([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]"
-_LABEL_VALUE_FMT = "(" + _QNAME_FMT + ")?"
-_CONFIG_KEY_FMT = "[-._a-zA-Z0-9]+"
-_PERCENT_FMT = "[0-9]+%"
-_WILDCARD_FMT = "\\*\\." + _DNS1123_SUBDOMAIN_FMT
-_RE = {fmt: re.compile("^" + fmt + "$") for fmt in (
-    _DNS1123_LABEL_FMT, _DNS1123_SUBDOMAIN_FMT, _DNS1035_FMT, _QNAME_FMT, _LABEL_VALUE_FMT,
-    _CONFIG_KEY_FMT, _PERCENT_FMT, _WILDCARD_FMT)}
-_QNAME_MSG = ("must consist of alphanumeric characters, '-', '_' or '.', and must start and end "
-              "with an alphanumeric character")
-
-
-def _matches(fmt: str, value: str) -> bool:
-    return _RE[fmt].fullmatch(value) is not None and "\n" not in value
+def max_len_error(length: int) -> str:
+    return f"must be no more than {length} characters"
 
 
 def regex_error(msg: str, fmt: str, *examples: str) -> str:
-    """apimachinery RegexError."""
     if not examples:
         return f"{msg} (regex used for validation is '{fmt}')"
     shown = " or ".join(f"'{e}', " for e in examples)
     return f"{msg} (e.g. {shown}regex used for validation is '{fmt}')"
 
 
-def max_len_error(limit: int) -> str:
-    return f"must be no more than {limit} characters"
+def inclusive_range_error(lo: int, hi: int) -> str:
+    return f"must be between {lo} and {hi}, inclusive"
 
 
-def dns1123_label_errors(value: str) -> list[str]:
+_LABEL_FMT = "[a-z0-9]([-a-z0-9]*[a-z0-9])?"
+_SUBDOMAIN_FMT = _LABEL_FMT + "(\\." + _LABEL_FMT + ")*"
+_DNS1035_FMT = "[a-z]([-a-z0-9]*[a-z0-9])?"
+_SUBDOMAIN = re.compile(f"^{_SUBDOMAIN_FMT}$")
+_DNS1035 = re.compile(f"^{_DNS1035_FMT}$")
+_SUBDOMAIN_MSG = ("a lowercase RFC 1123 subdomain must consist of lower case alphanumeric "
+                  "characters, '-' or '.', and must start and end with an alphanumeric character")
+_DNS1035_MSG = ("a DNS-1035 label must consist of lower case alphanumeric characters or '-', "
+                "start with an alphabetic character, and end with an alphanumeric character")
+
+
+def is_dns1123_label(value: str) -> list[str]:
     errs = [max_len_error(63)] if len(value) > 63 else []
-    if not _matches(_DNS1123_LABEL_FMT, value):
-        errs.append("must not contain dots" if _matches(_DNS1123_SUBDOMAIN_FMT, value) else
-                    regex_error("a lowercase RFC 1123 label must consist of lower case "
-                                "alphanumeric characters or '-', and must start and end with an "
-                                "alphanumeric character", _DNS1123_LABEL_FMT, "my-name",
-                                "123-abc"))
+    if not DNS1123_LABEL.match(value):
+        if _SUBDOMAIN.match(value):
+            errs.append("must not contain dots")
+        else:
+            errs.append(regex_error(DNS1123_LABEL_MSG, _LABEL_FMT, "my-name", "123-abc"))
     return errs
 
 
-def dns1123_subdomain_errors(value: str) -> list[str]:
+def is_dns1123_subdomain(value: str) -> list[str]:
     errs = [max_len_error(253)] if len(value) > 253 else []
-    if not _matches(_DNS1123_SUBDOMAIN_FMT, value):
-        errs.append(regex_error(
-            "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, "
-            "'-' or '.', and must start and end with an alphanumeric character",
-            _DNS1123_SUBDOMAIN_FMT, "example.com"))
+    if not _SUBDOMAIN.match(value):
+        errs.append(regex_error(_SUBDOMAIN_MSG, _SUBDOMAIN_FMT, "example.com"))
     return errs
 
 
-def dns1035_label_errors(value: str) -> list[str]:
+def is_dns1035_label(value: str) -> list[str]:
     errs = [max_len_error(63)] if len(value) > 63 else []
-    if not _matches(_DNS1035_FMT, value):
-        errs.append(regex_error(
-            "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start "
-            "with an alphabetic character, and end with an alphanumeric character",
-            _DNS1035_FMT, "my-name", "abc-123"))
+    if not _DNS1035.match(value):
+        errs.append(regex_error(_DNS1035_MSG, _DNS1035_FMT, "my-name", "abc-123"))
     return errs
 
 
-def wildcard_dns1123_subdomain_errors(value: str) -> list[str]:
-    errs = [max_len_error(253)] if len(value) > 253 else []
-    if not _matches(_WILDCARD_FMT, value):
-        errs.append(regex_error(
-            "a wildcard DNS-1123 subdomain must start with '*.', followed by a valid DNS "
-            "subdomain, which must consist of lower case alphanumeric characters, '-' or '.' "
-            "and end with an alphanumeric character", _WILDCARD_FMT, "*.example.com"))
-    return errs
+def name_is_dns_subdomain(name: str, *, prefix: bool = False) -> list[str]:
+    """apimachinery's NameIsDNSSubdomain (a generateName prefix may end with '-')."""
+    if prefix and len(name) > 1 and name.endswith("-"):
+        name = name[:-1] + "a"
+    return is_dns1123_subdomain(name)
 
 
-def qualified_name_errors(value: str) -> list[str]:
-    """IsQualifiedName (a label key): an optional DNS subdomain prefix and '/', then a name."""
+_KEY_FMT = "([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]"
+_KEY = re.compile(f"^{_KEY_FMT}$")
+_KEY_MSG = ("must consist of alphanumeric characters, '-', '_' or '.', and must start and end "
+            "with an alphanumeric character")
+_VALUE_FMT = f"({_KEY_FMT})?"
+_VALUE_MSG = ("a valid label must be an empty string or consist of alphanumeric characters, "
+              "'-', '_' or '.', and must start and end with an alphanumeric character")
+
+
+def is_qualified_name(value: str) -> list[str]:
+    """IsQualifiedName (a label key): an optional DNS subdomain prefix, '/', a name."""
     parts = value.split("/")
     errs: list[str] = []
     if len(parts) == 1:
@@ -232,173 +197,176 @@ def qualified_name_errors(value: str) -> list[str]:
         if not prefix:
             errs.append("prefix part must be non-empty")
         else:
-            errs += ["prefix part " + m for m in dns1123_subdomain_errors(prefix)]
+            errs.extend("prefix part " + m for m in is_dns1123_subdomain(prefix))
     else:
-        return ["a qualified name " + regex_error(_QNAME_MSG, _QNAME_FMT, "MyName", "my.name",
-                                                  "123-abc")
+        return ["a valid label key " + regex_error(_KEY_MSG, _KEY_FMT, "MyName", "my.name",
+                                                   "123-abc")
                 + " with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"]
     if not name:
         errs.append("name part must be non-empty")
     elif len(name) > 63:
         errs.append("name part " + max_len_error(63))
-    if not _matches(_QNAME_FMT, name):
-        errs.append("name part " + regex_error(_QNAME_MSG, _QNAME_FMT, "MyName", "my.name",
+    if not _KEY.match(name):
+        errs.append("name part " + regex_error(_KEY_MSG, _KEY_FMT, "MyName", "my.name",
                                                "123-abc"))
     return errs
 
 
-def label_value_errors(value: str) -> list[str]:
+def is_label_value(value: str) -> list[str]:
     errs = [max_len_error(63)] if len(value) > 63 else []
-    if not _matches(_LABEL_VALUE_FMT, value):
-        errs.append(regex_error(
-            "a valid label must be an empty string or consist of alphanumeric characters, '-', "
-            "'_' or '.', and must start and end with an alphanumeric character",
-            _LABEL_VALUE_FMT, "MyValue", "my_value", "12345"))
+    if value and not _KEY.match(value):
+        errs.append(regex_error(_VALUE_MSG, _VALUE_FMT, "MyValue", "my_value", "12345"))
     return errs
 
 
-def port_num_errors(port: int) -> list[str]:
-    return [] if 1 <= port <= 65535 else ["must be between 1 and 65535, inclusive"]
+def is_valid_port_num(port: int) -> list[str]:
+    return [] if 1 <= port <= 65535 else [inclusive_range_error(1, 65535)]
 
 
-def port_name_errors(port: str) -> list[str]:
-    """IsValidPortName (an IANA_SVC_NAME)."""
+def is_valid_port_name(port: str) -> list[str]:
+    """IsValidPortName (IANA_SVC_NAME): at most 15 of [-a-z0-9], a letter, no '--'."""
     errs = [max_len_error(15)] if len(port) > 15 else []
-    if not re.fullmatch("[-a-z0-9]+", port):
+    if not re.fullmatch(r"[-a-z0-9]+", port):
         errs.append("must contain only alpha-numeric characters (a-z, 0-9), and hyphens (-)")
-    if not re.search("[a-z]", port):
+    if not re.search(r"[a-z]", port):
         errs.append("must contain at least one letter (a-z)")
     if "--" in port:
         errs.append("must not contain consecutive hyphens")
-    if port.startswith("-") or port.endswith("-"):
+    if port and (port[0] == "-" or port[-1] == "-"):
         errs.append("must not begin or end with a hyphen")
     return errs
 
 
-def percent_errors(value: str) -> list[str]:
-    if _matches(_PERCENT_FMT, value):
-        return []
-    return [regex_error("a valid percent string must be a numeric string followed by an "
-                        "ending '%'", _PERCENT_FMT, "1%", "93%")]
-
-
-def config_key_errors(key: str) -> list[str]:
-    """IsConfigMapKey (ConfigMap and Secret keys)."""
-    errs = [max_len_error(253)] if len(key) > 253 else []
-    if not _matches(_CONFIG_KEY_FMT, key):
-        errs.append(regex_error("a valid config key must consist of alphanumeric characters, "
-                                "'-', '_' or '.'", _CONFIG_KEY_FMT, "key.name", "KEY_NAME",
-                                "key-name"))
-    if key == ".":
-        errs.append("must not be '.'")
-    elif key == "..":
-        errs.append("must not be '..'")
-    elif key.startswith(".."):
-        errs.append("must not start with '..'")
+def is_relaxed_env_var_name(value: str) -> list[str]:
+    """IsRelaxedEnvVarName (RelaxedEnvironmentVariableValidation, on in 1.33): printable
+    ASCII other than '='."""
+    errs = ["environment variable name must be non-empty"] if not value else []
+    if any(ord(c) > 0x7E or ord(c) < 0x20 or c == "=" for c in value):
+        errs.append("a valid environment variable name must consist only of printable ASCII "
+                    "characters other than '='")
     return errs
 
 
-def path_segment_errors(name: str) -> list[str]:
-    """IsValidPathSegmentName (apimachinery api/validation/path)."""
-    if name in (".", ".."):
-        return [f"may not be '{name}'"]
-    return [f"may not contain '{bad}'" for bad in ("/", "%") if bad in name]
+def _chdir_prefix(value: str) -> list[str]:
+    if value == ".":
+        return ["must not be '.'"]
+    if value == "..":
+        return ["must not be '..'"]
+    return ["must not start with '..'"] if value.startswith("..") else []
 
 
-def validate_labels(labels: Any, path: str) -> list[StatusCause]:
-    """meta/v1 ValidateLabels: every key a qualified name, every value a label value."""
-    out: list[StatusCause] = []
-    for key, value in as_dict(labels).items():
-        out += [field_invalid(path, key, m) for m in qualified_name_errors(str(key))]
-        text = as_str(value)
-        out += [field_invalid(path, text, m) for m in label_value_errors(text)]
+def is_config_map_key(value: str) -> list[str]:
+    errs = [max_len_error(253)] if len(value) > 253 else []
+    if not re.fullmatch(r"[-._a-zA-Z0-9]+", value):
+        errs.append(regex_error("a valid config key must consist of alphanumeric characters, "
+                                "'-', '_' or '.'", "[-._a-zA-Z0-9]+", "key.name", "KEY_NAME",
+                                "key-name"))
+    return errs + _chdir_prefix(value)
+
+
+def is_valid_percent(value: str) -> list[str]:
+    if re.fullmatch(r"[0-9]+%", value):
+        return []
+    return [regex_error("a valid percent string must be a numeric string followed by an ending "
+                        "'%'", "[0-9]+%", "1%", "93%")]
+
+
+def is_http_header_name(value: str) -> list[str]:
+    if re.fullmatch(r"[-A-Za-z0-9]+", value):
+        return []
+    return [regex_error("a valid HTTP header must consist of alphanumeric characters or '-'",
+                        "[-A-Za-z0-9]+", "X-Header-Name")]
+
+
+def is_valid_id(value: int) -> list[str]:
+    """IsValidUserID / IsValidGroupID: 0 to 2^32-1."""
+    return [] if 0 <= value <= 0xFFFFFFFF else [inclusive_range_error(0, 0xFFFFFFFF)]
+
+
+# --- composite checks with field paths ---------------------------------------------------------
+
+def each(path: str, value: Any, messages: Iterable[str]) -> Causes:
+    """One Invalid cause per message (apimachinery's `for _, msg := range ...` idiom)."""
+    return [invalid(path, value, m) for m in messages]
+
+
+def dns1123_label(value: str, path: str) -> Causes:
+    return each(path, value, is_dns1123_label(value))
+
+
+def dns1123_subdomain(value: str, path: str) -> Causes:
+    return each(path, value, is_dns1123_subdomain(value))
+
+
+def nonnegative(value: Any, path: str) -> Causes:
+    """ValidateNonnegativeField (wrong-typed values are decoding's to refuse)."""
+    number = as_int(value)
+    return [invalid(path, number, NEGATIVE_MSG)] if number is not None and number < 0 else []
+
+
+def label_name(name: str, path: str) -> Causes:
+    return each(path, name, is_qualified_name(name))
+
+
+def labels(value: Any, path: str) -> Causes:
+    """ValidateLabels: every key a qualified name, every value a label value (kube walks a Go
+    map in random order; here keys are sorted)."""
+    out: Causes = []
+    for key, val in sorted(as_dict(value).items()):
+        out += label_name(str(key), path)
+        out += each(path, val, is_label_value(as_str(val)))
     return out
 
 
-def validate_label_selector(selector: Any, path: str, *,
-                            allow_invalid_values: bool = False) -> list[StatusCause]:
-    """meta/v1 ValidateLabelSelector (nil is valid)."""
-    sel = as_dict(selector)
-    out = validate_labels(sel.get("matchLabels"), f"{path}.matchLabels")
-    for i, expr in enumerate(as_list(sel.get("matchExpressions"))):
-        out += _selector_requirement(as_dict(expr), f"{path}.matchExpressions[{i}]",
-                                     allow_invalid_values)
+def label_selector(selector: Any, path: str, *, allow_invalid_values: bool = False) -> Causes:
+    """ValidateLabelSelector (meta/v1/validation) with its LabelSelectorValidationOptions."""
+    if not isinstance(selector, dict):
+        return []
+    out = labels(selector.get("matchLabels"), f"{path}.matchLabels")
+    for i, expr in enumerate(as_list(selector.get("matchExpressions"))):
+        out += selector_requirement(as_dict(expr), f"{path}.matchExpressions[{i}]",
+                                    allow_invalid_values=allow_invalid_values)
     return out
 
 
-def _selector_requirement(expr: Obj, path: str, allow_invalid: bool) -> list[StatusCause]:
-    op = expr.get("operator")
-    values = as_list(expr.get("values"))
-    out: list[StatusCause] = []
-    if op in ("In", "NotIn"):
+def selector_requirement(expr: Obj, path: str, *, allow_invalid_values: bool) -> Causes:
+    operator, values = expr.get("operator"), as_list(expr.get("values"))
+    out: Causes = []
+    if operator in ("In", "NotIn"):
         if not values:
-            out.append(field_required(f"{path}.values",
-                                      "must be specified when `operator` is 'In' or 'NotIn'"))
-    elif op in ("Exists", "DoesNotExist"):
+            out.append(required(f"{path}.values",
+                                "must be specified when `operator` is 'In' or 'NotIn'"))
+    elif operator in ("Exists", "DoesNotExist"):
         if values:
-            out.append(field_forbidden(
-                f"{path}.values",
-                "may not be specified when `operator` is 'Exists' or 'DoesNotExist'"))
+            out.append(forbidden(f"{path}.values", "may not be specified when `operator` is "
+                                 "'Exists' or 'DoesNotExist'"))
     else:
-        out.append(field_invalid(f"{path}.operator", as_str(op), "not a valid selector operator"))
-    key = as_str(expr.get("key"))
-    out += [field_invalid(f"{path}.key", key, m) for m in qualified_name_errors(key)]
-    if not allow_invalid:
+        out.append(invalid(f"{path}.operator", as_str(operator), "not a valid selector operator"))
+    out += label_name(as_str(expr.get("key")), f"{path}.key")
+    if not allow_invalid_values:
         for i, value in enumerate(values):
-            text = as_str(value)
-            out += [field_invalid(f"{path}.values[{i}]", text, m)
-                    for m in label_value_errors(text)]
+            out += each(f"{path}.values[{i}]", value, is_label_value(as_str(value)))
     return out
 
 
-IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
-IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
-IP_MSG = "must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)"
-CIDR_MSG = "must be a valid CIDR value, (e.g. 10.9.8.0/24 or 2001:db8::/64)"
+def selector_matches(selector: Any, pod_labels: Any) -> bool:
+    """Whether a LabelSelector selects a set of labels (LabelSelectorAsSelector + Matches)."""
+    sel, have = as_dict(selector), as_dict(pod_labels)
+    for label, value in as_dict(sel.get("matchLabels")).items():
+        if have.get(label) != value:
+            return False
+    for raw in as_list(sel.get("matchExpressions")):
+        expr = as_dict(raw)
+        key, op, values = as_str(expr.get("key")), expr.get("operator"), \
+            as_list(expr.get("values"))
+        present = key in have
+        if (op == "In" and have.get(key) not in values) or (op == "Exists" and not present) \
+                or (op == "NotIn" and present and have.get(key) in values) \
+                or (op == "DoesNotExist" and present):
+            return False
+    return True
 
 
-_IPV4 = re.compile(r"[0-9]{1,3}(\.[0-9]{1,3}){3}")
-
-
-def ip_version(text: Any) -> int:
-    """4 or 6 for an address ParseIPSloppy takes, else 0 (IPv4 checked without parsing)."""
-    if isinstance(text, str) and _IPV4.fullmatch(text):
-        return 4 if all(int(part) <= 255 for part in text.split(".")) else 0
-    parsed = parse_ip(text)
-    return parsed.version if parsed is not None else 0
-
-
-def parse_ip(text: Any) -> IPAddress | None:
-    """k8s.io/utils/net ParseIPSloppy: Go's net.ParseIP, which also takes IPv4 octets with
-    leading zeros (read as decimal) and refuses IPv6 zones."""
-    if not isinstance(text, str) or "%" in text or not text:
-        return None
-    if _IPV4.fullmatch(text):
-        octets = [int(part) for part in text.split(".")]
-        return ipaddress.IPv4Address(".".join(map(str, octets))) \
-            if all(o <= 255 for o in octets) else None
-    try:
-        return ipaddress.ip_address(text)
-    except ValueError:
-        return None
-
-
-def parse_cidr(text: Any) -> IPNetwork | None:
-    """ParseCIDRSloppy: an address (host bits allowed) and a prefix length."""
-    if not isinstance(text, str) or text.count("/") != 1:
-        return None
-    address, _, bits = text.partition("/")
-    ip = parse_ip(address)
-    if ip is None or not re.fullmatch("[0-9]{1,3}", bits) or int(bits) > ip.max_prefixlen:
-        return None
-    return ipaddress.ip_network(f"{ip}/{int(bits)}", strict=False)
-
-
-def ip_errors(path: str, value: str) -> list[StatusCause]:
-    """IsValidIP."""
-    return [] if ip_version(value) else [field_invalid(path, value, IP_MSG)]
-
-
-def cidr_errors(path: str, value: str) -> list[StatusCause]:
-    """IsValidCIDR."""
-    return [] if parse_cidr(value) is not None else [field_invalid(path, value, CIDR_MSG)]
+def selector_is_empty(selector: Any) -> bool:
+    sel = as_dict(selector)
+    return not sel.get("matchLabels") and not sel.get("matchExpressions")

@@ -1,127 +1,272 @@
-"""Pods and pod templates: kube's defaults (SetDefaults_PodSpec/Container) and validation.
+"""The Pod kind: kube's defaults, create-time admission, status, and the pod update rule.
 
-`pod_spec_defaults` is shared by Pods and every template (workloads, Jobs, CronJobs).
-Invariant: defaults fill only absent fields; validation is pure.
+Defaults are `poddefaults` (SetDefaults_PodSpec and nested, SetDefaults_Pod). On create
+the admission plugins kube enables by default fill what they own — ServiceAccount
+(`serviceAccountName: default`), Priority (`priority`, `preemptionPolicy`),
+DefaultTolerationSeconds (not-ready/unreachable tolerations for 300 s) — and the pod
+strategy sets `status` (Pending, the QoS class computed as qos.ComputePodQOS does). The
+service-account token volume is not added (nothing here mounts it).
+
+Validation is ValidatePodCreate / ValidatePodUpdate (pkg/apis/core/validation): the spec
+(`podspec.pod_spec`) plus the pod-only rules, and on update kube's immutability rule:
+only container images, activeDeadlineSeconds (lowered), tolerations (added), scheduling
+gates (removed) and a negative grace period (to 1) may change — `nodeName` is set through
+pods/binding, never by an update. kube ends that message with a go-cmp diff of its
+internal Go types; here the diff lists the changed fields by their JSON names.
+Invariant: defaults fill only absent fields; validators never mutate `old`.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+import orjson
+
 from asyncop.api import StatusCause
+from asyncop.apiserver.builtin import quantity
 from asyncop.apiserver.builtin.fields import (
-    DNS1123_LABEL,
-    DNS1123_LABEL_MSG,
+    Causes,
     Obj,
     as_dict,
+    as_int,
     as_list,
+    as_str,
+    forbidden,
+    inclusive_range_error,
+    invalid,
+    required,
     spec_of,
 )
-from asyncop.apiserver.core.errors import cause, quote
+from asyncop.apiserver.builtin.poddefaults import pod_defaults, pod_spec_defaults
+from asyncop.apiserver.builtin.podspec import pod_spec
 
 POD_GR = ("", "pods")
+_MAX_INT32 = 2**31 - 1
+_SYSTEM_PRIORITIES = {"system-node-critical": 2000001000, "system-cluster-critical": 2000000000}
+_DEFAULT_TOLERATIONS = ("node.kubernetes.io/not-ready", "node.kubernetes.io/unreachable")
+UPDATABLE = ("`spec.containers[*].image`,`spec.initContainers[*].image`,"
+             "`spec.activeDeadlineSeconds`,`spec.tolerations` (only additions to existing "
+             "tolerations),`spec.terminationGracePeriodSeconds` (allow it to be set to 1 if "
+             "it was previously negative)")
 
 
-def pod_spec_defaults(spec: Obj, *, restart_policy: bool = True) -> None:
-    """kube's PodSpec defaults (SetDefaults_PodSpec/Container), shared by pods and templates.
-    Job templates keep an absent restartPolicy absent: kube would default it to Always and
-    then reject the Job, while these simulated Jobs would silently run with it."""
-    if restart_policy:
-        spec.setdefault("restartPolicy", "Always")
-    spec.setdefault("terminationGracePeriodSeconds", 30)
-    spec.setdefault("dnsPolicy", "ClusterFirst")
-    spec.setdefault("schedulerName", "default-scheduler")
-    spec.setdefault("securityContext", {})
-    for container in as_list(spec.get("containers")) + as_list(spec.get("initContainers")):
-        if not isinstance(container, dict):
-            continue
-        image = str(container.get("image", ""))
-        tag = image.rsplit("/", 1)[-1]
-        latest = ":" not in tag or tag.endswith(":latest")
-        container.setdefault("imagePullPolicy", "Always" if latest else "IfNotPresent")
-        container.setdefault("terminationMessagePath", "/dev/termination-log")
-        container.setdefault("terminationMessagePolicy", "File")
-        container.setdefault("resources", {})
-        for port in as_list(container.get("ports")):
-            if isinstance(port, dict):
-                port.setdefault("protocol", "TCP")
+# --- defaults, admission, status ---------------------------------------------------------------
+
+def _admit(spec: Obj) -> None:
+    """The create-time admission plugins kube-apiserver enables by default."""
+    if not spec.get("serviceAccountName"):
+        spec["serviceAccountName"] = spec["serviceAccount"] = "default"
+    if spec.get("priority") is None:
+        spec["priority"] = _SYSTEM_PRIORITIES.get(as_str(spec.get("priorityClassName")), 0)
+    spec.setdefault("preemptionPolicy", "PreemptLowerPriority")
+    tolerations = spec.get("tolerations")
+    if tolerations is not None and not isinstance(tolerations, list):
+        return
+    current = [as_dict(t) for t in tolerations or ()]
+    added = []
+    for key in _DEFAULT_TOLERATIONS:
+        if not any(as_str(t.get("key")) in (key, "") and as_str(t.get("effect")) in
+                   ("NoExecute", "") for t in current):
+            added.append({"key": key, "operator": "Exists", "effect": "NoExecute",
+                          "tolerationSeconds": 300})
+    if added:
+        spec["tolerations"] = (tolerations or []) + added
 
 
-def template_defaults(spec: Obj, *, restart_policy: bool = True) -> None:
-    """Pod template defaults of a workload (its `spec.template.spec`, when present)."""
-    template = spec.get("template")
-    if isinstance(template, dict) and isinstance(template.get("spec"), dict):
-        pod_spec_defaults(template["spec"], restart_policy=restart_policy)
+def qos_class(spec: Obj) -> str:
+    """ComputePodQOS: Guaranteed when every container limits cpu and memory and requests
+    equal limits, BestEffort without any cpu/memory request or limit, else Burstable."""
+    requests: dict[str, quantity.Quantity] = {}
+    limits: dict[str, quantity.Quantity] = {}
+    guaranteed = True
+    for ctr in as_list(spec.get("containers")) + as_list(spec.get("initContainers")):
+        resources = as_dict(as_dict(ctr).get("resources"))
+        for bucket, into in (("requests", requests), ("limits", limits)):
+            found = set()
+            for name, raw in as_dict(resources.get(bucket)).items():
+                value = _positive(name, raw)
+                if value is None:
+                    continue
+                found.add(name)
+                total = into.get(name)
+                into[name] = value if total is None else quantity.Quantity(
+                    total.value + value.value, total.format)
+            if bucket == "limits" and not {"cpu", "memory"} <= found:
+                guaranteed = False
+    if not requests and not limits:
+        return "BestEffort"
+    if guaranteed and all(name in limits and quantity.compare(limits[name], req) == 0
+                          for name, req in requests.items()) and len(requests) == len(limits):
+        return "Guaranteed"
+    return "Burstable"
+
+
+def _positive(name: str, raw: Any) -> quantity.Quantity | None:
+    if name not in ("cpu", "memory") or isinstance(raw, bool) or \
+            not isinstance(raw, str | int | float):
+        return None
+    try:
+        value = quantity.parse(raw)
+    except quantity.QuantityError:
+        return None
+    return value if value.value > 0 else None
 
 
 def _pod_defaults(obj: Obj, old: Obj | None) -> None:
-    """Spec defaults apply to every write (as decoding does); status only on create."""
+    """Spec defaults apply to every write (as decoding does); admission and status only on
+    create (the Writer restores the stored status on update)."""
     spec = spec_of(obj)
     pod_spec_defaults(spec)
-    spec.setdefault("serviceAccountName", "default")  # the ServiceAccount admission plugin
+    pod_defaults(spec)
     if old is None:
-        obj["status"] = {"phase": "Pending", "qosClass": "BestEffort"}
+        _admit(spec)
+        obj["status"] = {"phase": "Pending", "qosClass": qos_class(spec)}
 
+
+# --- validation --------------------------------------------------------------------------------
 
 def _pod(obj: Obj, old: Obj | None) -> list[StatusCause]:
-    causes = _pod_create(obj)
-    return causes + (_pod_update(obj, old) if old is not None else [])
-
-
-def _pod_create(obj: Obj) -> list[StatusCause]:
     spec = as_dict(obj.get("spec"))
-    containers = spec.get("containers")
-    if not isinstance(containers, list) or not containers:
-        return [cause("spec.containers", "FieldValueRequired", "Required value")]
-    out: list[StatusCause] = []
-    for i, container in enumerate(containers):
-        if not isinstance(container, dict):
-            out.append(cause(f"spec.containers[{i}]", "FieldValueInvalid",
-                             "Invalid value: must be an object"))
-            continue
-        name = container.get("name")
-        if not name:
-            out.append(cause(f"spec.containers[{i}].name", "FieldValueRequired",
-                             "Required value"))
-        elif not isinstance(name, str) or len(name) > 63 or not DNS1123_LABEL.match(name):
-            out.append(cause(f"spec.containers[{i}].name", "FieldValueInvalid",
-                             f"Invalid value: {quote(name)}: {DNS1123_LABEL_MSG}"))
-        if not container.get("image"):
-            out.append(cause(f"spec.containers[{i}].image", "FieldValueRequired",
-                             "Required value"))
+    out = pod_spec(spec, "spec", is_pod=True, strict_node_values=old is None)
+    out += _pod_only(spec)
+    if old is None:
+        if as_list(spec.get("ephemeralContainers")):
+            out.append(forbidden("spec.ephemeralContainers", "cannot be set on create"))
+        if as_str(spec.get("nodeName")) and as_list(spec.get("schedulingGates")):
+            out.append(forbidden("spec.nodeName",
+                                 "cannot be set until all schedulingGates have been cleared"))
+        return out
+    return out + pod_update(spec, as_dict(old.get("spec")))
+
+
+def _pod_only(spec: Obj) -> Causes:
+    """validatePodMetadataAndSpec's additions for Pods (not templates)."""
+    out: Causes = []
+    if not as_str(spec.get("serviceAccountName")):
+        for vi, volume in enumerate(as_list(spec.get("volumes"))):
+            for si, source in enumerate(as_list(as_dict(as_dict(volume).get("projected"))
+                                                .get("sources"))):
+                if isinstance(as_dict(source).get("serviceAccountToken"), dict):
+                    out.append(forbidden(f"spec.volumes[{vi}].projected.sources[{si}]."
+                                         "serviceAccountToken",
+                                         "must not be specified when serviceAccountName is "
+                                         "not set"))
+    for key in ("containers", "initContainers"):
+        for i, ctr in enumerate(as_list(spec.get(key))):
+            image = as_str(as_dict(ctr).get("image"))
+            if image != image.strip():
+                out.append(invalid(f"spec.{key}[{i}].image", image,
+                                   "must not have leading or trailing whitespace"))
     return out
 
 
-_POD_MUTABLE = ("activeDeadlineSeconds", "tolerations", "terminationGracePeriodSeconds",
-                "schedulingGates")
-_POD_UPDATE_MSG = (
-    "Forbidden: pod updates may not change fields other than `spec.containers[*].image`,"
-    "`spec.initContainers[*].image`,`spec.activeDeadlineSeconds`,`spec.tolerations` (only "
-    "additions to existing tolerations),`spec.terminationGracePeriodSeconds` (allow it to be "
-    "set to 1 if it was previously negative)"
-)
+def _container_updates(new: list[Any], old: list[Any], path: str) -> tuple[Causes, bool]:
+    """ValidateContainerUpdates: (causes, stop)."""
+    if len(new) != len(old):
+        return [forbidden(path, "pod updates may not add or remove containers")], True
+    out: Causes = []
+    for i, ctr in enumerate(new):
+        image = as_str(as_dict(ctr).get("image"))
+        if not image:
+            out.append(required(f"{path}[{i}].image"))
+        if image.strip() != image:
+            out.append(invalid(f"{path}[{i}].image", image,
+                               "must not have leading or trailing whitespace"))
+    return out, False
 
 
-def _pod_update(obj: Obj, old: Obj) -> list[StatusCause]:
-    """Most of a pod's spec is immutable. Binding (setting `nodeName` once, which the
-    scheduler does through pods/binding) is allowed here for the simulated scheduler."""
-    new_spec = dict(as_dict(obj.get("spec")))
-    old_spec = dict(as_dict(old.get("spec")))
-    for key in _POD_MUTABLE:
-        new_spec.pop(key, None)
-        old_spec.pop(key, None)
-    if not old_spec.get("nodeName"):
-        new_spec.pop("nodeName", None)
-        old_spec.pop("nodeName", None)
-    for field in ("containers", "initContainers"):
-        new_list = [dict(c, image=None) if isinstance(c, dict) else c
-                    for c in as_list(new_spec.get(field))]
-        old_list = [dict(c, image=None) if isinstance(c, dict) else c
-                    for c in as_list(old_spec.get(field))]
-        new_spec[field], old_spec[field] = new_list, old_list
-    if new_spec != old_spec:
-        return [cause("spec", "FieldValueForbidden", _POD_UPDATE_MSG)]
+def pod_update(new: Obj, old: Obj) -> Causes:
+    """ValidatePodUpdate's spec rules."""
+    out: Causes = []
+    for key in ("containers", "initContainers"):
+        errs, stop = _container_updates(as_list(new.get(key)), as_list(old.get(key)),
+                                        f"spec.{key}")
+        out += errs
+        if stop:
+            return out
+    deadline, old_deadline = as_int(new.get("activeDeadlineSeconds")), \
+        as_int(old.get("activeDeadlineSeconds"))
+    if deadline is not None:
+        if not 0 <= deadline <= _MAX_INT32:
+            out.append(invalid("spec.activeDeadlineSeconds", deadline,
+                               inclusive_range_error(0, _MAX_INT32)))
+            return out
+        if old_deadline is not None and old_deadline < deadline:
+            out.append(invalid("spec.activeDeadlineSeconds", deadline,
+                               "must be less than or equal to previous value"))
+            return out
+    elif old_deadline is not None:
+        out.append(invalid("spec.activeDeadlineSeconds", None,
+                           "must not update from a positive integer to nil value"))
+    out += _added_tolerations(as_list(new.get("tolerations")), as_list(old.get("tolerations")))
+    old_gates = {as_str(as_dict(g).get("name")) for g in as_list(old.get("schedulingGates"))}
+    for i, gate in enumerate(as_list(new.get("schedulingGates"))):
+        name = as_str(as_dict(gate).get("name"))
+        if name not in old_gates:
+            out.append(forbidden(f"spec.schedulingGates[{i}].name", "only deletion is "
+                                 f"allowed, but found new scheduling gate '{name}'"))
+    if _semantic(new) == _semantic(old):
+        return out
+    munged = _munged(new, old)
+    if _semantic(munged) != _semantic(old):
+        out.append(forbidden("spec", f"pod updates may not change fields other than {UPDATABLE}"
+                             f"\n{_diff(old, munged)}"))
+    return out
+
+
+def _added_tolerations(new: list[Any], old: list[Any]) -> Causes:
+    """validateOnlyAddedTolerations (tolerationSeconds may change)."""
+    def bare(t: Any) -> Obj:
+        return {k: v for k, v in as_dict(t).items() if k != "tolerationSeconds"}
+
+    remaining = [bare(t) for t in new]
+    for tol in old:
+        if bare(tol) not in remaining:
+            return [forbidden("spec.tolerations",
+                              "existing toleration can not be modified except its "
+                              "tolerationSeconds")]
     return []
+
+
+def _munged(new: Obj, old: Obj) -> Obj:
+    """The new spec with every field that may change set back to its old value."""
+    munged = dict(new)
+    for key in ("containers", "initContainers"):
+        olds = as_list(old.get(key))
+        if isinstance(new.get(key), list):
+            munged[key] = [dict(c, image=as_dict(o).get("image")) if isinstance(c, dict) else c
+                           for c, o in zip(new[key], olds, strict=False)]
+    keys = ["activeDeadlineSeconds", "schedulingGates", "tolerations"]
+    if as_list(old.get("schedulingGates")):
+        keys += ["nodeSelector", "affinity"]  # gated pods may gain scheduling directives
+    for key in keys:
+        if key in old:
+            munged[key] = old[key]
+        else:
+            munged.pop(key, None)
+    old_grace, new_grace = as_int(old.get("terminationGracePeriodSeconds")), \
+        as_int(new.get("terminationGracePeriodSeconds"))
+    if old_grace is not None and old_grace < 0 and new_grace == 1:
+        munged["terminationGracePeriodSeconds"] = old_grace
+    return munged
+
+
+def _semantic(spec: Obj) -> Obj:
+    """kube compares with apiequality.Semantic, where an empty list or map equals nil."""
+    return {k: v for k, v in spec.items() if v not in (None, [], {})}
+
+
+def _diff(old: Obj, new: Obj) -> str:
+    """The changed fields, `-` old and `+` new, by JSON name (kube's diff is go-cmp's)."""
+    lines = ["  v1.PodSpec{"]
+    for key in sorted(set(old) | set(new)):
+        if old.get(key) != new.get(key):
+            if key in old:
+                lines.append(f"- \t{key}: {orjson.dumps(old[key]).decode()},")
+            if key in new:
+                lines.append(f"+ \t{key}: {orjson.dumps(new[key]).decode()},")
+    lines.append("  }")
+    return "\n".join(lines) + "\n"
 
 
 DEFAULTS: dict[tuple[str, str], Any] = {POD_GR: _pod_defaults}

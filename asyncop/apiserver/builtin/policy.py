@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from asyncop.api import StatusCause
-from asyncop.apiserver.builtin.fields import (
+from asyncop.apiserver.builtin.fieldkit import (
     GoRepr,
     Obj,
     as_dict,

@@ -21,7 +21,7 @@ from typing import Any
 
 from asyncop.api import StatusCause
 from asyncop.apiserver.builtin import serviceips
-from asyncop.apiserver.builtin.fields import (
+from asyncop.apiserver.builtin.fieldkit import (
     GoRepr,
     Obj,
     as_dict,

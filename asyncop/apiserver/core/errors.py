@@ -90,8 +90,8 @@ def stale(rt: ResourceType, name: str) -> ApiError:
 
 
 def invalid(rt: ResourceType, name: str, causes: list[StatusCause]) -> ApiError:
-    """422; the message joins the causes once each (kube's ErrorList.ToAggregate drops a
-    repeated message, the causes keep every one)."""
+    """422 Invalid; the message joins the causes once each (apimachinery's ToAggregate drops
+    repeated messages), the causes list keeps them all (errors.NewInvalid)."""
     parts = list(dict.fromkeys(
         f"{c.get('field', '')}: {c.get('message', '')}" if c.get("field") else
         str(c.get("message", "")) for c in causes))

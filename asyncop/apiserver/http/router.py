@@ -17,7 +17,7 @@ from asyncop.api import ApiError, status_body
 from asyncop.apiserver.core import errors, reviews
 from asyncop.apiserver.core.registry import CRD_GR
 from asyncop.apiserver.core.resources import ResourceType
-from asyncop.apiserver.http import bodylimits, discovery
+from asyncop.apiserver.http import binding, bodylimits, discovery
 from asyncop.apiserver.http.auth import TokenAuthority, check_token
 from asyncop.apiserver.http.faults import Faults
 from asyncop.apiserver.http.metrics import RequestMetrics
@@ -50,7 +50,7 @@ _COUNTED = web.RequestKey("asyncop.counted", tuple)
 #: real subresources that need a kubelet or a network path: refused with a clear message
 UNSUPPORTED_SUBRESOURCES = frozenset({
     ("pods", "exec"), ("pods", "attach"), ("pods", "portforward"), ("pods", "proxy"),
-    ("pods", "eviction"), ("pods", "binding"), ("pods", "ephemeralcontainers"),
+    ("pods", "eviction"), ("pods", "ephemeralcontainers"),
     ("pods", "resize"), ("services", "proxy"), ("nodes", "proxy"),
 })
 
@@ -215,7 +215,7 @@ class Router:
                 "(nothing runs on the simulated node)")
         if sub and not ((sub == "status" and rt.has_status) or (sub == "scale" and rt.scale)
                         or (sub == "finalize" and rt.gr == ("", "namespaces"))
-                        or (sub == "log" and rt.gr == ("", "pods"))):
+                        or (sub in ("log", "binding") and rt.gr == ("", "pods"))):
             raise errors.path_not_found()
         return Target(rt, namespace, name, sub, watch_path), False
 
@@ -300,6 +300,8 @@ class Router:
         if verb not in t.rt.verbs and not t.subresource:
             raise errors.method_not_allowed()
         if verb == "create":
+            if t.subresource == "binding":
+                return await binding.create(self.store, request, t)
             if reviews.is_review(t.rt):
                 return json_response(await self._review(request, t), status=201)
             return await self.objects.create(request, t)
@@ -315,6 +317,10 @@ class Router:
 
 
 def _verb(method: str, t: Target, request: web.Request) -> str:
+    if t.subresource == "binding":
+        if method != "POST":
+            raise errors.method_not_allowed()
+        return "create"
     if t.subresource and method not in ("GET", "PUT", "PATCH"):
         raise errors.method_not_allowed()
     if t.subresource == "finalize" and method != "PUT":

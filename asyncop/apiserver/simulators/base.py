@@ -66,6 +66,10 @@ class SimStore(Protocol):
 
     async def update_status(self, rt: ResourceType, obj: Obj) -> Obj: ...
 
+    async def bind(self, rt: ResourceType, namespace: str, name: str, binding: Any) -> None:
+        """POST pods/NAME/binding."""
+        ...
+
     async def delete(self, rt: ResourceType, namespace: str | None, name: str, *,
                      propagation_policy: str | None = None) -> Obj | None: ...
 

@@ -1,7 +1,8 @@
 """CronJobSimulator: Jobs from a CronJob's jobTemplate, on its schedule, in clock time.
 
-At each scheduled time (cron.py; `spec.timeZone` honoured, UTC by default) after
-`status.lastScheduleTime` (or the creation time) a Job `<cronjob>-<minutes since epoch>` is
+At each scheduled time (builtin/cron.py, kube's parser; `spec.timeZone` or a `TZ=` prefix
+honoured, UTC by default) after `status.lastScheduleTime` (or the creation time) a Job
+`<cronjob>-<minutes since epoch>` is
 created from `spec.jobTemplate` (controller-owned, annotation
 `batch.kubernetes.io/cronjob-scheduled-timestamp`); only the most recent missed time runs,
 and not at all once `startingDeadlineSeconds` has passed. concurrencyPolicy: Allow, Forbid
@@ -20,6 +21,7 @@ from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from asyncop.api import AlreadyExists, NotFound
+from asyncop.apiserver.builtin.cron import next_after, parse_schedule
 from asyncop.apiserver.simulators.base import (
     Obj,
     SimStore,
@@ -32,7 +34,6 @@ from asyncop.apiserver.simulators.base import (
     uid_of,
 )
 from asyncop.apiserver.simulators.config import SimulatorConfig
-from asyncop.apiserver.simulators.cron import next_after, parse_schedule
 from asyncop.apiserver.simulators.jobs import finished
 from asyncop.apiserver.simulators.workload import OwnerSimulator
 from asyncop.clock import Clock, Timer, format_time
@@ -95,7 +96,7 @@ class CronJobSimulator(OwnerSimulator):
             self.log.warning("cronjob schedule invalid", namespace=ns, name=name,
                              error=str(err))
             schedule = None
-        zone = _zone(spec.get("timeZone"))
+        zone = _zone(spec.get("timeZone") or (schedule.zone if schedule else None))
         now = self.clock.now().astimezone(zone)
         due = None
         if schedule is not None and not spec.get("suspend"):

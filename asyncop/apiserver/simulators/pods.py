@@ -2,7 +2,8 @@
 
 Lifecycle of a pod (all timing on the injected clock, measured from when the simulator first
 sees the pod):
-- at once: bound (`spec.nodeName`), `status.phase: Pending` with `PodScheduled=True`;
+- at once: bound through pods/binding (`spec.nodeName`, `PodScheduled=True`), `status.phase:
+  Pending`;
 - after `pod_start_delay` (or the `sim.asyncop.io/start-seconds` annotation): `Running` with
   hostIP, podIP(s), startTime, the conditions PodReadyToStartContainers, Initialized, Ready,
   ContainersReady, PodScheduled (all True) and a running, ready containerStatus per
@@ -33,7 +34,7 @@ import ipaddress
 from dataclasses import dataclass
 from typing import Any
 
-from asyncop.api import NotFound
+from asyncop.api import NotFound, status_body
 from asyncop.apiserver.core.resources import ResourceType
 from asyncop.apiserver.simulators.base import (
     Obj,
@@ -335,8 +336,17 @@ class PodSimulator(Simulator[tuple[str, str]]):
         self._forget(uid)
 
     async def _bind(self, pod: Obj) -> Obj:
-        pod.setdefault("spec", {})["nodeName"] = self.config.node_name
-        return await self.store.update(self.rt, pod)
+        """Bind through pods/binding, as kube-scheduler does (no generation bump)."""
+        binding = {"apiVersion": "v1", "kind": "Binding",
+                   "metadata": {"name": name_of(pod), "namespace": ns_of(pod),
+                                "uid": uid_of(pod)},
+                   "target": {"apiVersion": "v1", "kind": "Node",
+                              "name": self.config.node_name}}
+        await self.store.bind(self.rt, ns_of(pod), name_of(pod), binding)
+        bound = self.store.get(self.rt, ns_of(pod), name_of(pod))
+        if bound is None:
+            raise NotFound(status_body(404, f'pods "{name_of(pod)}" not found'))
+        return bound
 
     async def _confirm_deleted(self, ns: str, name: str) -> None:
         await self.store.delete(self.rt, ns, name)

@@ -37,7 +37,7 @@ from typing import Any, Generic, TypeVar
 
 from asyncop.api import ApiError, Invalid, ServerError, StatusCause, status_body
 from asyncop.apiserver.builtin import serviceips
-from asyncop.apiserver.builtin.fields import (
+from asyncop.apiserver.builtin.fieldkit import (
     as_dict,
     as_int,
     as_list,

@@ -6,7 +6,8 @@ one global resourceVersion, stores it and publishes one watch Event. That makes 
 (pagination, list at an exact rv) and shared serialized watch lines cheap and safe. Readers
 outside the server (simulators, tests) get copies. Invariants: resourceVersion strictly
 increases across all resources; every write path (HTTP or in-process) goes through
-`writer.Writer`, so validation, admission, generation, finalizers and events are identical.
+`writer.Writer`, so validation, admission, generation, finalizers and events are identical
+— except pods/binding (`bind`), which kube too writes below the pod's update rules.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import structlog
 
 from asyncop import kubespec
 from asyncop.api.labels import LabelSelector, parse_selector
+from asyncop.apiserver.builtin import binding as pod_binding
 from asyncop.apiserver.core import errors
 from asyncop.apiserver.core.registry import Registry
 from asyncop.apiserver.core.resources import ResourceType
@@ -224,6 +226,14 @@ class Store:
                                     preconditions=preconditions,
                                     grace_period_seconds=grace_period_seconds)
         return copy_obj(result.obj) if not result.removed else None
+
+    async def bind(self, rt: ResourceType, namespace: str, name: str, binding: Any, *,
+                   dry_run: bool = False) -> None:
+        """POST pods/NAME/binding (builtin/binding.py): nodeName set in one commit."""
+        old = self.raw_get(rt.gr, namespace, name)
+        new = pod_binding.bound(rt, old, binding, name=name, now=self.now())
+        if not dry_run:
+            self.commit("MODIFIED", rt.gr, new, old)
 
     async def finalize_namespace(self, name: str,
                                  finalizers: Sequence[str]) -> dict[str, Any] | None:

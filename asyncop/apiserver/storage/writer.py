@@ -19,6 +19,7 @@ from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
 from asyncop.apiserver import builtin
+from asyncop.apiserver.builtin.canonical import canonicalize
 from asyncop.apiserver.builtin.decode import decode as typed_decode
 from asyncop.apiserver.core import crds, errors, eventsv1
 from asyncop.apiserver.core.objectmeta import (
@@ -152,6 +153,7 @@ class Writer:
             causes += crds.validate_crd(obj)
         if causes:
             raise errors.invalid(rt, meta["name"], causes)
+        canonicalize(rt, obj, self.store.minor)  # quantities as kube stores them
         if ctx.manager and ctx.explicit_manager:
             apply.record_update(None, obj, manager=ctx.manager, now=self.store.now(),
                                      schema=rt.schema if rt.is_custom else None)
@@ -320,6 +322,7 @@ class Writer:
             causes += crds.validate_crd_update(obj, old)
         if causes:
             raise errors.invalid(rt, name, causes)
+        canonicalize(rt, obj, self.store.minor)  # before comparing with the stored object
         if "generation" in old_meta and subresource != "status" and spec_changed(rt, old, obj):
             meta["generation"] = int(old_meta["generation"]) + 1
         meta["resourceVersion"] = old_meta["resourceVersion"]

@@ -8,7 +8,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from asyncop.apiserver.simulators.cron import next_after, parse_schedule
+from asyncop.apiserver.builtin.cron import next_after, parse_schedule
 from tests.apiserver.simulators.simkit import Sim, quiesce
 
 NS = "default"
@@ -27,7 +27,10 @@ def at(text: str, tz: Any = UTC) -> datetime:
     ("0 0 29 FEB *", "2026-01-01T00:00:00", "2028-02-29T00:00:00"),
     ("@hourly", "2026-01-01T00:59:00", "2026-01-01T01:00:00"),
     ("@weekly", "2026-01-01T00:00:00", "2026-01-04T00:00:00"),  # Sunday
-    ("15-45/15 1,3 * * 7", "2026-01-03T23:00:00", "2026-01-04T01:15:00"),
+    ("15-45/15 1,3 * * 0", "2026-01-03T23:00:00", "2026-01-04T01:15:00"),
+    ("0 0 1 * */2", "2026-01-01T00:00:00", "2026-01-03T00:00:00"),  # a stepped day-of-week
+    # is no star: the 1st of the month OR every other weekday (kube: robfig/cron's star bit)
+    ("@every 90s", "2026-01-01T00:00:10.5", "2026-01-01T00:01:40"),
 ])
 def test_next_after(schedule: str, after: str, expected: str) -> None:
     assert next_after(parse_schedule(schedule), at(after)) == at(expected)
@@ -41,7 +44,7 @@ def test_next_after_in_a_time_zone() -> None:
 
 
 @pytest.mark.parametrize("bad", ["* * * *", "60 * * * *", "* * * * MOO", "*/0 * * * *",
-                                 "5-1 * * * *"])
+                                 "5-1 * * * *", "* * * * 7"])  # kube: robfig/cron, 0-6
 def test_invalid_schedules(bad: str) -> None:
     with pytest.raises(ValueError):
         parse_schedule(bad)

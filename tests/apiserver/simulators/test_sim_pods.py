@@ -45,6 +45,7 @@ async def test_pending_running_succeeded_on_schedule(fake_sim: Sim) -> None:
     await quiesce()
     p = get(fake_sim, "job")
     assert p["spec"]["nodeName"] == "asyncop-node"
+    assert p["metadata"]["generation"] == 1  # bound through pods/binding, as kube's scheduler
     assert p["status"]["phase"] == "Pending"
     assert [c["type"] for c in p["status"]["conditions"]] == ["PodScheduled"]
 

@@ -1,0 +1,302 @@
+"""One container of a pod spec, validated as kube's validateContainerCommon does.
+
+Name, image, terminationMessagePolicy, ports, env, envFrom, volumeMounts, imagePullPolicy,
+resources (`resources.py`) and securityContext (`security.py`), in kube's order
+(pkg/apis/core/validation: the functions named in each docstring); probes, lifecycle and
+the per-list rules (duplicate names, init containers' restartPolicy) are `podspec`'s.
+Paths are absolute (`spec.containers[0]...`), messages are kube's. Invariant: pure; never
+raises on a value of the wrong shape.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from asyncop.apiserver.builtin import quantity, security
+from asyncop.apiserver.builtin.fields import (
+    Causes,
+    Obj,
+    as_dict,
+    as_int,
+    as_list,
+    as_str,
+    dns1123_label,
+    duplicate,
+    each,
+    forbidden,
+    invalid,
+    is_config_map_key,
+    is_qualified_name,
+    is_relaxed_env_var_name,
+    is_valid_port_name,
+    is_valid_port_num,
+    name_is_dns_subdomain,
+    not_found,
+    not_supported,
+    required,
+)
+from asyncop.apiserver.builtin.filepaths import local_descending_path
+from asyncop.apiserver.builtin.resources import resources
+
+PROTOCOLS = ("SCTP", "TCP", "UDP")
+PULL_POLICIES = ("Always", "IfNotPresent", "Never")
+_ENV_FIELD_PATHS = ("metadata.name", "metadata.namespace", "metadata.uid", "spec.nodeName",
+                    "spec.serviceAccountName", "status.hostIP", "status.hostIPs",
+                    "status.podIP", "status.podIPs")
+_DOWNWARD_LABELS = ("metadata.annotations", "metadata.labels", "metadata.name",
+                    "metadata.namespace", "metadata.uid", "spec.nodeName",
+                    "spec.restartPolicy", "spec.serviceAccountName", "spec.schedulerName",
+                    "status.phase", "status.hostIP", "status.hostIPs", "status.podIP",
+                    "status.podIPs")
+_RESOURCE_FIELDS = ("limits.cpu", "limits.ephemeral-storage", "limits.memory",
+                    "requests.cpu", "requests.ephemeral-storage", "requests.memory")
+
+
+def container_common(ctr: Obj, path: str, volumes: dict[str, Obj], *,
+                     host_users: bool) -> Causes:
+    """validateContainerCommon."""
+    name = as_str(ctr.get("name"))
+    out = [required(f"{path}.name")] if not name else dns1123_label(name, f"{path}.name")
+    if not as_str(ctr.get("image")):
+        out.append(required(f"{path}.image"))
+    policy = as_str(ctr.get("terminationMessagePolicy"))
+    if not policy:
+        out.append(required(f"{path}.terminationMessagePolicy"))
+    elif policy not in ("File", "FallbackToLogsOnError"):
+        out.append(not_supported(f"{path}.terminationMessagePolicy", policy,
+                                 ("File", "FallbackToLogsOnError")))
+    out += ports(as_list(ctr.get("ports")), f"{path}.ports")
+    out += env(as_list(ctr.get("env")), f"{path}.env")
+    out += env_from(as_list(ctr.get("envFrom")), f"{path}.envFrom")
+    out += volume_mounts(as_list(ctr.get("volumeMounts")), volumes, ctr, f"{path}.volumeMounts")
+    pull = as_str(ctr.get("imagePullPolicy"))
+    if not pull:
+        out.append(required(f"{path}.imagePullPolicy"))
+    elif pull not in PULL_POLICIES:
+        out.append(not_supported(f"{path}.imagePullPolicy", pull, PULL_POLICIES))
+    out += resources(as_dict(ctr.get("resources")), f"{path}.resources")
+    out += security.security_context(ctr.get("securityContext"), f"{path}.securityContext",
+                                     host_users=host_users)
+    return out
+
+
+def ports(items: list[Any], path: str) -> Causes:
+    """validateContainerPorts: names IANA_SVC_NAME and unique, port ranges, protocol."""
+    out: Causes = []
+    names: set[str] = set()
+    for i, port in enumerate(items):
+        port, at = as_dict(port), f"{path}[{i}]"
+        name = as_str(port.get("name"))
+        if name:
+            msgs = is_valid_port_name(name)
+            if msgs:
+                out += each(f"{at}.name", name, msgs)
+            elif name in names:
+                out.append(duplicate(f"{at}.name", name))
+            else:
+                names.add(name)
+        number = as_int(port.get("containerPort")) or 0
+        if number == 0:
+            out.append(required(f"{at}.containerPort"))
+        else:
+            out += each(f"{at}.containerPort", number, is_valid_port_num(number))
+        host = as_int(port.get("hostPort")) or 0
+        if host:
+            out += each(f"{at}.hostPort", host, is_valid_port_num(host))
+        protocol = as_str(port.get("protocol"))
+        if not protocol:
+            out.append(required(f"{at}.protocol"))
+        elif protocol not in PROTOCOLS:
+            out.append(not_supported(f"{at}.protocol", protocol, PROTOCOLS))
+    return out
+
+
+def env(items: list[Any], path: str) -> Causes:
+    """ValidateEnv: names (the relaxed rule of 1.33: printable ASCII but '='), valueFrom."""
+    out: Causes = []
+    for i, var in enumerate(items):
+        var, at = as_dict(var), f"{path}[{i}]"
+        name = as_str(var.get("name"))
+        if not name:
+            out.append(required(f"{at}.name"))
+        else:
+            out += each(f"{at}.name", name, is_relaxed_env_var_name(name))
+        out += _value_from(var, f"{at}.valueFrom")
+    return out
+
+
+def _value_from(var: Obj, path: str) -> Causes:
+    """validateEnvVarValueFrom: exactly one source, and not with a `value`."""
+    source = var.get("valueFrom")
+    if not isinstance(source, dict):
+        return []
+    out: Causes = []
+    count = 0
+    if isinstance(source.get("fieldRef"), dict):
+        count += 1
+        out += object_field_selector(source["fieldRef"], _ENV_FIELD_PATHS, f"{path}.fieldRef")
+    if isinstance(source.get("resourceFieldRef"), dict):
+        count += 1
+        out += resource_field_selector(source["resourceFieldRef"],
+                                       f"{path}.resourceFieldRef", volume=False)
+    for key in ("configMapKeyRef", "secretKeyRef"):
+        if isinstance(source.get(key), dict):
+            count += 1
+            out += _key_selector(source[key], f"{path}.{key}")
+    if count == 0:
+        out.append(invalid(path, "", "must specify one of: `fieldRef`, `resourceFieldRef`, "
+                           "`configMapKeyRef` or `secretKeyRef`"))
+    elif as_str(var.get("value")):
+        out.append(invalid(path, "", "may not be specified when `value` is not empty"))
+    elif count > 1:
+        out.append(invalid(path, "", "may not have more than one field specified at a time"))
+    return out
+
+
+def object_field_selector(ref: Obj, allowed: tuple[str, ...], path: str) -> Causes:
+    """validateObjectFieldSelector through ConvertDownwardAPIFieldLabel (pods/helpers)."""
+    version, field = as_str(ref.get("apiVersion")), as_str(ref.get("fieldPath"))
+    if not version:
+        return [required(f"{path}.apiVersion")]
+    if not field:
+        return [required(f"{path}.fieldPath")]
+    subscripted = field.endswith("']") and "['" in field
+    base, subscript = (field[:field.index("['")], field[field.index("['") + 2:-2]) \
+        if subscripted else (field, "")
+    error = ""
+    if version != "v1":
+        error = f"unsupported pod version: {version}"
+    elif subscripted and base not in ("metadata.annotations", "metadata.labels"):
+        error = f"field label does not support subscript: {field}"
+    elif not subscripted and field not in (*_DOWNWARD_LABELS, "spec.host"):
+        error = f"field label not supported: {field}"
+    if error:
+        return [invalid(f"{path}.fieldPath", field, f"error converting fieldPath: {error}")]
+    if subscripted:
+        key = subscript.lower() if base == "metadata.annotations" else subscript
+        return each(path, key, is_qualified_name(key))
+    field = "spec.nodeName" if field == "spec.host" else field
+    return [] if field in allowed else [not_supported(f"{path}.fieldPath", field, allowed)]
+
+
+def resource_field_selector(ref: Obj, path: str, *, volume: bool) -> Causes:
+    """validateContainerResourceFieldSelector (divisors: validateContainerResourceDivisor)."""
+    resource = as_str(ref.get("resource"))
+    out: Causes = []
+    if volume and not as_str(ref.get("containerName")):
+        out.append(required(f"{path}.containerName"))
+    elif not resource:
+        out.append(required(f"{path}.resource"))
+    elif resource not in _RESOURCE_FIELDS and not resource.startswith(
+            ("requests.hugepages-", "limits.hugepages-")):
+        out.append(not_supported(f"{path}.resource", resource, _RESOURCE_FIELDS))
+    divisor = ref.get("divisor")
+    if isinstance(divisor, str | int | float) and not isinstance(divisor, bool):
+        try:
+            text = quantity.canonical(divisor)
+        except quantity.QuantityError:
+            return out
+        kind = "cpu" if resource.endswith(".cpu") else "memory" if resource.endswith(
+            ".memory") else "local ephemeral storage" if resource.endswith(
+            ".ephemeral-storage") else "hugepages" if "hugepages-" in resource else ""
+        units = ("1m", "1") if kind == "cpu" else ("1", "1k", "1M", "1G", "1T", "1P", "1E",
+                                                   "1Ki", "1Mi", "1Gi", "1Ti", "1Pi", "1Ei")
+        if kind and text != "0" and text not in units:
+            allowed = "1m and 1" if kind == "cpu" else ", ".join(units)
+            out.append(invalid(f"{path}.divisor", resource, f"only divisor's values {allowed} "
+                               f"are supported with the {kind} resource"))
+    return out
+
+
+def _key_selector(ref: Obj, path: str) -> Causes:
+    """validateConfigMapKeySelector / validateSecretKeySelector."""
+    name = as_str(ref.get("name"))
+    out = each(f"{path}.name", name, name_is_dns_subdomain(name))
+    key = as_str(ref.get("key"))
+    if not key:
+        out.append(required(f"{path}.key"))
+    else:
+        out += each(f"{path}.key", key, is_config_map_key(key))
+    return out
+
+
+def env_from(items: list[Any], path: str) -> Causes:
+    """ValidateEnvFrom: prefix, exactly one of configMapRef and secretRef."""
+    out: Causes = []
+    for i, source in enumerate(items):
+        source, at = as_dict(source), f"{path}[{i}]"
+        prefix = as_str(source.get("prefix"))
+        if prefix:
+            out += each(f"{at}.prefix", prefix, is_relaxed_env_var_name(prefix))
+        count = 0
+        for key in ("configMapRef", "secretRef"):
+            if isinstance(source.get(key), dict):
+                count += 1
+                name = as_str(source[key].get("name"))
+                if not name:
+                    out.append(required(f"{at}.{key}.name"))
+                else:
+                    out += each(f"{at}.{key}.name", name,
+                                name_is_dns_subdomain(name, prefix=True))
+        if count == 0:
+            out.append(invalid(path, "", "must specify one of: `configMapRef` or `secretRef`"))
+        elif count > 1:
+            out.append(invalid(path, "", "may not have more than one field specified at a time"))
+    return out
+
+
+def volume_mounts(items: list[Any], volumes: dict[str, Obj], ctr: Obj, path: str) -> Causes:
+    """ValidateVolumeMounts (kube reports subPath errors on the list path, not the item)."""
+    out: Causes = []
+    paths: set[str] = set()
+    for i, mount in enumerate(items):
+        mount, at = as_dict(mount), f"{path}[{i}]"
+        name, mount_path = as_str(mount.get("name")), as_str(mount.get("mountPath"))
+        if not name:
+            out.append(required(f"{at}.name"))
+        if name not in volumes:
+            out.append(not_found(f"{at}.name", name))
+        if not mount_path:
+            out.append(required(f"{at}.mountPath"))
+        if mount_path in paths:
+            out.append(invalid(f"{at}.mountPath", mount_path, "must be unique"))
+        paths.add(mount_path)
+        sub_path, sub_expr = as_str(mount.get("subPath")), as_str(mount.get("subPathExpr"))
+        if sub_path:
+            out += local_descending_path(sub_path, f"{path}.subPath")
+        if sub_expr:
+            if sub_path:
+                out.append(invalid(f"{at}.subPathExpr", sub_expr,
+                                   "subPathExpr and subPath are mutually exclusive"))
+            out += local_descending_path(sub_expr, f"{path}.subPathExpr")
+        out += _propagation(mount, ctr, f"{path}.mountPropagation")
+        out += _recursive_read_only(mount, f"{path}.recursiveReadOnly")
+    return out
+
+
+def _propagation(mount: Obj, ctr: Obj, path: str) -> Causes:
+    mode = mount.get("mountPropagation")
+    if not isinstance(mode, str):
+        return []
+    supported = ("Bidirectional", "HostToContainer", "None")
+    out = [] if mode in supported else [not_supported(path, mode, supported)]
+    if mode == "Bidirectional" and as_dict(ctr.get("securityContext")).get("privileged") \
+            is not True:
+        out.append(forbidden(path, "Bidirectional mount propagation is available only to "
+                             "privileged containers"))
+    return out
+
+
+def _recursive_read_only(mount: Obj, path: str) -> Causes:
+    mode = mount.get("recursiveReadOnly")
+    if not isinstance(mode, str) or mode == "Disabled":
+        return []
+    if mode not in ("Enabled", "IfPossible"):
+        return [not_supported(path, mode, ("Disabled", "Enabled", "IfPossible"))]
+    out: Causes = []
+    if mount.get("readOnly") is not True:
+        out.append(forbidden(path, "may only be specified when readOnly is true"))
+    if mount.get("mountPropagation") not in (None, "None"):
+        out.append(forbidden(path, "may only be specified when mountPropagation is None or "
+                             "not specified"))
+    return out

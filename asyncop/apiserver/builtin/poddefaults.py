@@ -1,0 +1,176 @@
+"""kube's defaults for a pod spec and the objects inside it (pkg/apis/core/v1/defaults.go and
+the `+default` markers of core/v1), shared by Pods and every pod template.
+
+SetDefaults_PodSpec (restartPolicy, dnsPolicy, securityContext, grace period, scheduler),
+SetDefaults_Container (imagePullPolicy from the tag, termination message path/policy),
+ports' protocol, probes (SetDefaults_Probe, SetDefaults_HTTPGetAction), env fieldRef
+apiVersion, volumes (a volume without a source is an emptyDir; secret/configMap/
+downwardAPI/projected defaultMode 0644; hostPath type ""; token expiry 1h), resource lists
+rounded up to milli precision (SetDefaults_ResourceList) and the v1 `serviceAccount`
+alias of `serviceAccountName`. Pod-only defaults (requests from limits, service links,
+host-network ports) are in `pod_defaults`. Invariant: defaults fill only absent fields
+(and canonicalise quantities); they never raise on a value of the wrong shape.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from asyncop.apiserver.builtin import quantity
+from asyncop.apiserver.builtin.fields import Obj, as_dict, as_list
+from asyncop.apiserver.builtin.volumes import SOURCES
+
+_MODE_0644 = 420
+
+
+def image_pull_policy(image: str) -> str:
+    """Always for `:latest` or no tag (a digest alone counts as a tag), else IfNotPresent
+    (kube parses the image reference with parsers.ParseImageName)."""
+    name = image.rsplit("/", 1)[-1]
+    if "@" in name:
+        return "IfNotPresent"
+    tag = name.rpartition(":")[2] if ":" in name else "latest"
+    return "Always" if tag == "latest" else "IfNotPresent"
+
+
+def resource_list(values: Any) -> None:
+    """SetDefaults_ResourceList: every quantity rounded up to milli, in canonical form."""
+    if not isinstance(values, dict):
+        return
+    for key, raw in list(values.items()):
+        if isinstance(raw, bool) or not isinstance(raw, str | int | float):
+            continue
+        try:
+            values[key] = str(quantity.parse(raw).round_up(-3))
+        except quantity.QuantityError:
+            continue  # decoding refuses it with kube's message
+
+
+def _handler(handler: Any) -> None:
+    http = as_dict(handler).get("httpGet")
+    if isinstance(http, dict):
+        http.setdefault("path", "/")
+        http.setdefault("scheme", "HTTP")
+    grpc = as_dict(handler).get("grpc")
+    if isinstance(grpc, dict):
+        grpc.setdefault("service", "")
+
+
+def _probe(probe: Any) -> None:
+    if not isinstance(probe, dict):
+        return
+    for key, value in (("timeoutSeconds", 1), ("periodSeconds", 10), ("successThreshold", 1),
+                       ("failureThreshold", 3)):
+        if not probe.get(key):
+            probe[key] = value
+    _handler(probe)
+
+
+def container_defaults(ctr: Obj) -> None:
+    if not ctr.get("imagePullPolicy"):
+        image = ctr.get("image")
+        ctr["imagePullPolicy"] = image_pull_policy(image if isinstance(image, str) else "")
+    ctr.setdefault("terminationMessagePath", "/dev/termination-log")
+    ctr.setdefault("terminationMessagePolicy", "File")
+    resources = ctr.setdefault("resources", {})
+    if isinstance(resources, dict):
+        resource_list(resources.get("limits"))
+        resource_list(resources.get("requests"))
+    for port in as_list(ctr.get("ports")):
+        if isinstance(port, dict):
+            port.setdefault("protocol", "TCP")
+    for var in as_list(ctr.get("env")):
+        field_ref = as_dict(as_dict(as_dict(var).get("valueFrom")).get("fieldRef"))
+        if field_ref:
+            field_ref.setdefault("apiVersion", "v1")
+    for key in ("livenessProbe", "readinessProbe", "startupProbe"):
+        _probe(ctr.get(key))
+    lifecycle = as_dict(ctr.get("lifecycle"))
+    _handler(lifecycle.get("postStart"))
+    _handler(lifecycle.get("preStop"))
+
+
+def _downward_items(items: Any) -> None:
+    for item in as_list(items):
+        field_ref = as_dict(as_dict(item).get("fieldRef"))
+        if field_ref:
+            field_ref.setdefault("apiVersion", "v1")
+
+
+def volume_defaults(volume: Obj) -> None:
+    if not any(isinstance(volume.get(key), dict) for key, _ in SOURCES):
+        volume["emptyDir"] = {}
+    for key in ("secret", "configMap", "downwardAPI", "projected"):
+        source = volume.get(key)
+        if isinstance(source, dict):
+            source.setdefault("defaultMode", _MODE_0644)
+    host_path = volume.get("hostPath")
+    if isinstance(host_path, dict):
+        host_path.setdefault("type", "")
+    _downward_items(as_dict(volume.get("downwardAPI")).get("items"))
+    for source in as_list(as_dict(volume.get("projected")).get("sources")):
+        source = as_dict(source)
+        token = source.get("serviceAccountToken")
+        if isinstance(token, dict):
+            token.setdefault("expirationSeconds", 3600)
+        _downward_items(as_dict(source.get("downwardAPI")).get("items"))
+    claim = as_dict(as_dict(volume.get("ephemeral")).get("volumeClaimTemplate"))
+    claim_spec = claim.get("spec")
+    if isinstance(claim_spec, dict):
+        claim_spec.setdefault("volumeMode", "Filesystem")
+
+
+def pod_spec_defaults(spec: Obj) -> None:
+    """SetDefaults_PodSpec and everything nested (Pods and templates alike)."""
+    spec.setdefault("restartPolicy", "Always")
+    spec.setdefault("terminationGracePeriodSeconds", 30)
+    spec.setdefault("dnsPolicy", "ClusterFirst")
+    spec.setdefault("schedulerName", "default-scheduler")
+    spec.setdefault("securityContext", {})
+    for key in ("containers", "initContainers", "ephemeralContainers"):
+        for ctr in as_list(spec.get(key)):
+            if isinstance(ctr, dict):
+                container_defaults(ctr)
+    for volume in as_list(spec.get("volumes")):
+        if isinstance(volume, dict):
+            volume_defaults(volume)
+    resource_list(spec.get("overhead"))
+    service_account_alias(spec)
+
+
+def service_account_alias(spec: Obj) -> None:
+    """v1's deprecated `serviceAccount` mirrors `serviceAccountName` (kube's conversion
+    reads it when the name is empty and always writes it back)."""
+    name = spec.get("serviceAccountName")
+    if not name and isinstance(spec.get("serviceAccount"), str) and spec["serviceAccount"]:
+        spec["serviceAccountName"] = name = spec["serviceAccount"]
+    if isinstance(name, str) and name:
+        spec["serviceAccount"] = name
+
+
+def template_defaults(spec: Obj) -> None:
+    """Pod template defaults of a workload (its `spec.template.spec`, when present)."""
+    template = spec.get("template")
+    if isinstance(template, dict) and isinstance(template.get("spec"), dict):
+        pod_spec_defaults(template["spec"])
+
+
+def pod_defaults(spec: Obj) -> None:
+    """SetDefaults_Pod: requests default to limits, service links on, and with host
+    networking every container port is a host port."""
+    for key in ("containers", "initContainers"):
+        for ctr in as_list(spec.get(key)):
+            resources = as_dict(as_dict(ctr).get("resources"))
+            limits = resources.get("limits")
+            if isinstance(limits, dict) and limits:
+                requests = resources.setdefault("requests", {})
+                if isinstance(requests, dict):
+                    for name, value in limits.items():
+                        requests.setdefault(name, value)
+    spec.setdefault("enableServiceLinks", True)
+    if spec.get("hostNetwork") is True:
+        for key in ("containers", "initContainers"):
+            for ctr in as_list(spec.get(key)):
+                for port in as_list(as_dict(ctr).get("ports")):
+                    if isinstance(port, dict) and not port.get("hostPort"):
+                        port["hostPort"] = port.get("containerPort")

@@ -1,0 +1,132 @@
+"""resource.Quantity as kube parses, compares and serialises it (builtin/quantity.py).
+
+Every expected value below comes from kube's own tests of the type
+(apimachinery pkg/api/resource/quantity_test.go: TestQuantityParseEmit, TestQuantityString,
+TestQuantityParse, TestQuantityRoundUp, TestQuantityCmp) or follows from ParseQuantity's
+fast path, which keeps a written text that is already canonical.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+import pytest
+
+from asyncop.apiserver.builtin.quantity import (
+    FORMAT_WRONG,
+    NUMERIC_WRONG,
+    SUFFIX_WRONG,
+    QuantityError,
+    canonical,
+    compare,
+    go_struct,
+    parse,
+    parse_text,
+)
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    # kube: TestQuantityParseEmit
+    ("1Ki", "1Ki"), ("1Mi", "1Mi"), ("1Gi", "1Gi"), ("1024Mi", "1Gi"), ("1000M", "1G"),
+    (".001Ki", "1024m"), (".000001Ki", "1024u"), (".000000001Ki", "1024n"),
+    (".000000000001Ki", "2n"),
+    # kube: TestQuantityString, the "alternate" spellings and their canonical form
+    ("307200Ki", "300Mi"), ("1025024Mi", "1001Gi"), ("1024Gi", "1Ti"), ("5000m", "5"),
+    ("0.5", "500m"), ("0.001T", "1G"), ("1000u", "1m"), ("1.08", "1080m"),
+    ("1080000000n", "1080m"), (".001e12", "1e9"), ("0.001e0", "1e-3"), ("1000e-12", "1e-9"),
+    # canonical already: kept as written (ParseQuantity's fast path)
+    ("100m", "100m"), ("1000Mi", "1000Mi"), ("300M", "300M"), ("1e3", "1e3"), ("1n", "1n"),
+    ("80u", "80u"), ("1234567M", "1234567M"), ("1025", "1025"), ("0", "0"),
+    # …which keeps texts kube would not write itself
+    ("1.500", "1.500"), ("1.", "1."), ("+1", "+1"), ("1E-3", "1E-3"),
+    # kube: TestQuantityParse, values that round up to nano or change format
+    ("3.001n", "4n"), ("0.0000000001", "1n"), ("0.00000012345", "124n"), ("1.1E-9", "2e-9"),
+    ("100.035Ki", "102435840m"), ("0.5Mi", "512Ki"), ("1.5Gi", "1536Mi"),
+    ("9Ei", "9223372036854775807"), ("12E", "12E"), (".", "0"), ("0n", "0"), ("0Ki", "0"),
+    # negative values keep their sign
+    ("-1.5", "-1500m"), ("-1024Mi", "-1Gi"),
+])
+def test_canonical_string(text: str, expected: str) -> None:
+    assert canonical(text) == expected
+
+
+@pytest.mark.parametrize(("value", "expected"), [
+    (2, "2"), (1.5, "1500m"), (0.25, "250m"), (1e-05, "10e-6"), (1024, "1024"),
+    (" 1Gi ", "1Gi"),  # kube's UnmarshalJSON trims the text
+])
+def test_json_numbers_and_padded_strings(value: int | float | str, expected: str) -> None:
+    # kube: Quantity.UnmarshalJSON parses a JSON number's text like a string
+    assert canonical(value) == expected
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    # kube: TestQuantityParse's invalid list, with ParseQuantity's errors
+    ("1.1.M", FORMAT_WRONG), ("1+1.0M", FORMAT_WRONG), ("0.1am", FORMAT_WRONG),
+    ("aoeu", FORMAT_WRONG), ("64Mo", FORMAT_WRONG), ("", FORMAT_WRONG), ("1 Gi", FORMAT_WRONG),
+    ("0.1mi", SUFFIX_WRONG), (".5i", SUFFIX_WRONG), ("1i", SUFFIX_WRONG),
+    ("-3.01i", SUFFIX_WRONG), ("-3.01e-", SUFFIX_WRONG), ("1e4294967297", SUFFIX_WRONG),
+    (".e-10", NUMERIC_WRONG),
+])
+def test_malformed_quantities(text: str, message: str) -> None:
+    with pytest.raises(QuantityError) as err:
+        parse_text(text)
+    assert str(err.value) == message
+
+
+def test_error_messages_are_kubes() -> None:
+    # kube: resource.ErrFormatWrong / ErrSuffix / ErrNumeric
+    assert FORMAT_WRONG == ("quantities must match the regular expression "
+                            "'^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'")
+    assert SUFFIX_WRONG == "unable to parse quantity's suffix"
+    assert NUMERIC_WRONG == "unable to parse numeric part of quantity"
+    with pytest.raises(QuantityError):
+        canonical(True)  # a bool is not a quantity (decoding reports it)
+
+
+@pytest.mark.parametrize(("a", "b", "expected"), [
+    # kube: TestQuantityCmp
+    ("0", "0", 0), ("100m", "50m", 1), ("50m", "100m", -1), ("10000T", "100Gi", 1),
+    ("1Gi", "1024Mi", 0), ("1.5", "1500m", 0), ("1k", "1Ki", -1),
+])
+def test_exact_comparison(a: str, b: str, expected: int) -> None:
+    assert compare(parse(a), parse(b)) == expected
+
+
+@pytest.mark.parametrize(("text", "scale", "expected"), [
+    # kube: TestQuantityRoundUp (away from zero)
+    ("9.01", -3, Fraction(901, 100)), ("9.01", -2, Fraction(901, 100)),
+    ("9.01", -1, Fraction(91, 10)), ("9.01", 0, Fraction(10)), ("9.01", 2, Fraction(100)),
+    ("-9.01", -1, Fraction(-91, 10)), ("-9.01", 0, Fraction(-10)),
+])
+def test_round_up(text: str, scale: int, expected: Fraction) -> None:
+    assert parse(text).round_up(scale).value == expected
+
+
+def test_round_up_to_milli_keeps_a_kept_text() -> None:
+    # kube: SetDefaults_ResourceList rounds to milli; an exact value keeps its text
+    assert str(parse("1.500").round_up(-3)) == "1.500"
+    assert str(parse("100u").round_up(-3)) == "1m"
+    assert str(parse("1500u").round_up(-3)) == "2m"
+
+
+@pytest.mark.parametrize(("text", "shown"), [
+    # ParseQuantity's fast path keeps canonical text; RoundUp(-3) (SetDefaults_ResourceList)
+    # rounds finer values up to milli and drops it
+    ("1500m", '{value:1500, scale:-3}, d:resource.infDecAmount{Dec:(*inf.Dec)(nil)}, '
+              's:"1500m", Format:"DecimalSI"}'),
+    ("0.5", '{value:5, scale:-1}, d:resource.infDecAmount{Dec:(*inf.Dec)(nil)}, s:"", '
+            'Format:"DecimalSI"}'),
+    ("2Gi", '{value:2147483648, scale:0}, d:resource.infDecAmount{Dec:(*inf.Dec)(nil)}, '
+            's:"2Gi", Format:"BinarySI"}'),
+    ("100n", '{value:1, scale:-3}, d:resource.infDecAmount{Dec:(*inf.Dec)(nil)}, s:"", '
+             'Format:"DecimalSI"}'),
+])
+def test_go_struct(text: str, shown: str) -> None:
+    """`%#v` of a defaulted Quantity, as field errors print it (its String() is the
+    pointer's)."""
+    assert go_struct(text) == "resource.Quantity{i:resource.int64Amount" + shown
+
+
+def test_go_struct_of_an_inf_dec() -> None:
+    """Values beyond the int64 fast path are an inf.Dec pointer in kube: not rendered."""
+    assert go_struct("12345678901234567890") is None
