@@ -471,3 +471,12 @@ def test_cronjob_update_validates_schedule(store: Store) -> None:
     moved = update(store, edit(stored, lambda o: o["spec"].update(schedule="0 3 * * *",
                                                                   timeZone="Asia/Tokyo")))
     assert moved["spec"]["timeZone"] == "Asia/Tokyo"
+
+
+def test_a_too_long_managed_by_is_worded_as_apimachinery_033_words_too_long(
+        store: Store) -> None:
+    """kube: ValidateJobSpec's managedBy length check is field.TooLongMaxLength, which
+    apimachinery v0.33 made an alias of TooLong: `Too long: may not be more than 63 bytes`
+    (v0.31 said `must have at most 63 bytes`)."""
+    status = rejected(store, job(managedBy="example.com/" + "m" * 60))
+    assert ("spec.managedBy", "Too long: may not be more than 63 bytes") in causes(status)

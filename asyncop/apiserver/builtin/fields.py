@@ -101,12 +101,13 @@ def not_found(path: str, value: Any, detail: str = "") -> StatusCause:
 
 
 def too_long(path: str, max_length: int) -> StatusCause:
-    return cause(path, "FieldValueTooLong", f"Too long: must have at most {max_length} bytes")
+    """field.TooLong as apimachinery v0.33 words it (v0.31: `must have at most N bytes`)."""
+    return cause(path, "FieldValueTooLong", f"Too long: may not be more than {max_length} bytes")
 
 
 def too_long_max(path: str, max_length: int) -> StatusCause:
-    """field.TooLongMaxLength."""
-    return cause(path, "FieldValueTooLong", f"Too long: may not be longer than {max_length}")
+    """field.TooLongMaxLength: deprecated in v0.33, where it is TooLong."""
+    return too_long(path, max_length)
 
 
 def too_many(path: str, actual: int, maximum: int) -> StatusCause:

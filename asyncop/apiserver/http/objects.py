@@ -22,6 +22,7 @@ from asyncop.apiserver.http.wire import (
     TABLE_CT,
     YAML_TYPES,
     Target,
+    check_field_manager,
     decode_body,
     decode_yaml_checked,
     dry_run,
@@ -117,6 +118,7 @@ class ObjectRoutes:
 
     async def get(self, request: web.Request, t: Target) -> web.Response:
         assert t.name is not None
+        listing.parse_rv(request.query.get("resourceVersion"))  # as LIST: 400 if not a number
         obj = self.store.raw_get(t.rt.gr, t.namespace or "", t.name)
         if obj is None:
             raise errors.not_found(t.rt, t.name)
@@ -293,6 +295,8 @@ class ObjectRoutes:
             raise errors.invalid_options("PatchOptions", [errors.cause(
                 "force", "FieldValueForbidden", "Forbidden: may not be specified for non-apply "
                 "patch")])
+        if is_apply:
+            check_field_manager(manager, "PatchOptions")
         accepted = ("application/json-patch+json, application/merge-patch+json, "
                     "application/apply-patch+yaml")
         if content_type == "application/strategic-merge-patch+json" and rt.is_custom:

@@ -65,9 +65,10 @@ def apply_patch(rt: ResourceType, doc: dict[str, Any], patch: Any, content_type:
                 raise errors.bad_request(
                     "error decoding patch: json: cannot unmarshal object into Go value of "
                     "type []handlers.jsonPatchOp")
-            if len(patch) > 10_000:
-                raise errors.invalid(rt, doc["metadata"]["name"], [errors.cause(
-                    "", "FieldValueTooMany", "Too many: the JSON patch has too many ops")])
+            if len(patch) > patches.MAX_JSON_PATCH_OPS:  # kube: 413 (handlers/patch.go)
+                raise errors.too_large(
+                    "The allowed maximum operations in a JSON patch is "
+                    f"{patches.MAX_JSON_PATCH_OPS}, got {len(patch)}")
             result: Any = patches.json_patch(doc, patch)
             bodylimits.check_value(result)  # copy/move can nest an object in itself
         elif content_type == "application/merge-patch+json":

@@ -17,6 +17,7 @@ import orjson
 from aiohttp import web
 
 from asyncop.api import ApiError
+from asyncop.apiserver.builtin.gofmt import go_quote
 from asyncop.apiserver.core import errors
 from asyncop.apiserver.core.resources import ResourceType
 from asyncop.apiserver.http import bodylimits, yamlbody
@@ -187,15 +188,39 @@ def dry_run(request: web.Request) -> bool:
     return bool(values)
 
 
+FIELD_MANAGER_MAX = 128
+_OPTIONS_KIND = {"POST": "CreateOptions", "PUT": "UpdateOptions", "PATCH": "PatchOptions"}
+
+
 def field_manager(request: web.Request) -> str:
-    """`?fieldManager=`, else the User-Agent's product name (as the real server does)."""
+    """`?fieldManager=` (checked as kube checks it), else the User-Agent's product name (as
+    the real server does)."""
     manager = request.query.get("fieldManager")
     if manager:
-        if len(manager) > 128:
-            raise errors.bad_request("fieldManager: Too long: may not be more than 128 bytes")
+        check_field_manager(manager, _OPTIONS_KIND.get(request.method, "PatchOptions"))
         return manager
     agent = request.headers.get("User-Agent", "")
-    return agent.split("/", 1)[0][:128] or "unknown"
+    return agent.split("/", 1)[0][:FIELD_MANAGER_MAX] or "unknown"
+
+
+def check_field_manager(manager: str, options_kind: str) -> None:
+    """kube's ValidateFieldManager: at most 128 bytes, printable characters only — a 422 on
+    the request's options (`PatchOptions.meta.k8s.io "" is invalid: fieldManager: Too long:
+    may not be more than 128 bytes`), on create, update, patch and apply alike."""
+    causes = []
+    if len(manager.encode()) > FIELD_MANAGER_MAX:
+        causes.append(errors.cause("fieldManager", "FieldValueTooLong",
+                                   f"Too long: may not be more than {FIELD_MANAGER_MAX} bytes"))
+    position = 0
+    for char in manager:
+        if not char.isprintable():
+            causes.append(errors.cause(
+                "fieldManager", "FieldValueInvalid",
+                f"Invalid value: {go_quote(manager)}: invalid character "
+                f"U+{ord(char):04X} (at position {position})"))
+        position += len(char.encode())
+    if causes:
+        raise errors.invalid_options(options_kind, causes)
 
 
 def field_validation(request: web.Request) -> str:
