@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 
 import aiohttp
+import orjson
 import pytest_asyncio
 
 from asyncop.apiserver import ApiServer
@@ -137,3 +138,55 @@ async def test_without_an_authorizer_nothing_changes(apiserver_no_sim: ApiServer
     async with aiohttp.ClientSession() as http:
         code, _ = await call(http, "GET", apiserver_no_sim.url + "/api/v1/pods")
         assert code == 200
+
+
+async def test_no_read_path_around_the_rules(rbac_server: ApiServer) -> None:
+    """RBAC round 2: selectors, other representations, the /watch/ prefix and subresources
+    never widen what a rule allows. kube's RequestInfo authorises a list or watch with a
+    `metadata.name` field selector as a request for that name, so `resourceNames` apply to
+    it (and only to it); everything else is authorised by verb, resource and namespace."""
+    base = rbac_server.url
+    team = base + "/api/v1/namespaces/team/secrets"
+    async with aiohttp.ClientSession() as http:
+        code, _ = await call(http, "POST", base + "/api/v1/namespaces",
+                             json={"metadata": {"name": "team"}}, headers=_as("admin-token"))
+        assert code == 201
+        for name in ("mine", "theirs"):
+            code, _ = await call(http, "POST", team, headers=_as("admin-token"),
+                                 json={"metadata": {"name": name}, "data": {"k": "dg=="}})
+            assert code == 201
+        reader = _as("reader-token")
+        code, got = await call(http, "GET", team + "/mine", headers=reader)
+        assert code == 200 and got["data"] == {"k": "dg=="}
+        code, _ = await call(http, "GET", team + "/theirs", headers=reader)
+        assert code == 403
+        code, _ = await call(http, "GET", team, headers=reader)
+        assert code == 403  # a list is not a get of each name
+        code, listed = await call(http, "GET", team + "?fieldSelector=metadata.name%3Dmine",
+                                  headers=reader)
+        assert code == 200 and [o["metadata"]["name"] for o in listed["items"]] == ["mine"]
+        for query in ("fieldSelector=metadata.name%3Dtheirs",
+                      "fieldSelector=metadata.name%21%3Dmine",
+                      "labelSelector=a%3Db", "watch=1", "watch=1&labelSelector=x",
+                      "limit=1"):
+            code, _ = await call(http, "GET", f"{team}?{query}", headers=reader)
+            assert code == 403, query
+        for accept in ("application/json;as=Table;v=v1;g=meta.k8s.io",
+                       "application/json;as=PartialObjectMetadataList;v=v1;g=meta.k8s.io"):
+            code, _ = await call(http, "GET", team, headers={**reader, "Accept": accept})
+            assert code == 403, accept
+        code, _ = await call(http, "GET", base + "/api/v1/watch/namespaces/team/secrets",
+                             headers=reader)
+        assert code == 403
+        async with http.get(team + "?watch=1&fieldSelector=metadata.name%3Dmine&"
+                            "timeoutSeconds=1", headers=reader) as r:
+            assert r.status == 200
+            events = [orjson.loads(line) for line in (await r.read()).splitlines() if line]
+        assert [e["object"]["metadata"]["name"] for e in events] == ["mine"]
+        # a status-only rule writes status, not the object, and not through scale
+        dep = base + "/apis/apps/v1/namespaces/default/deployments"
+        code, _ = await call(http, "PUT", dep + "/web", headers=reader, json={})
+        assert code == 403
+        code, _ = await call(http, "PATCH", dep + "/web/scale", headers={
+            **reader, "Content-Type": "application/merge-patch+json"}, data=b"{}")
+        assert code == 403

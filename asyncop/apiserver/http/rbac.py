@@ -27,9 +27,11 @@ from typing import Any
 
 from aiohttp import web
 
-from asyncop.api import Forbidden, Unauthorized, status_body
+from asyncop.api import ApiError, Forbidden, Unauthorized, status_body
+from asyncop.apiserver.core.resources import ResourceType
 from asyncop.apiserver.core.reviews import AUTHN, AUTHZ, Attributes, UserInfo
 from asyncop.apiserver.http.auth import same_secret
+from asyncop.apiserver.http.selectors import parse_field_selector
 from asyncop.apiserver.http.wire import Target
 
 OPEN_PATHS = ("/api", "/apis", "/openapi", "/version", "/healthz", "/livez", "/readyz")
@@ -157,6 +159,10 @@ class Authorizer:
         rt = t.rt
         resource = f"{rt.plural}/{t.subresource}" if t.subresource else rt.plural
         name = t.name or ""
+        if not name and verb in ("list", "watch"):
+            # kube's RequestInfo: a list or watch selecting one name (fieldSelector
+            # metadata.name=X) is authorised as a request for X, so resourceNames apply
+            name = _selected_name(request, rt)
         namespace = t.namespace or ""
         if rt.gr == ("", "namespaces") and name:
             namespace = name  # kube's RequestInfo: a namespace is in itself
@@ -258,6 +264,17 @@ class RBACAuthority:
                          for r in subject.rules if r.non_resource_urls]
         return {"resourceRules": resource_rules, "nonResourceRules": non_resource,
                 "incomplete": False}
+
+
+def _selected_name(request: web.Request, rt: ResourceType) -> str:
+    """The name an exact `metadata.name` field selector requires ("" if none or unparsable)."""
+    text = request.query.get("fieldSelector")
+    if not text:
+        return ""
+    try:
+        return parse_field_selector(text, rt).value_of("metadata.name") or ""
+    except ApiError:
+        return ""
 
 
 def forbidden_body(user: str, verb: str, group: str, plural: str, subresource: str,
