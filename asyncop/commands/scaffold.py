@@ -25,6 +25,7 @@ from asyncop.project.scaffold import (
     ScaffoldError,
     Written,
     api_files,
+    builtin_clashes,
     init_files,
     register,
     write_kept,
@@ -79,6 +80,8 @@ def create_api_command(args: argparse.Namespace) -> int:
     except ScaffoldError as exc:
         raise UserError(str(exc)) from None
     _report(written, config.root)
+    for clash in builtin_clashes(request):
+        print(f"note: {clash}")
     _regenerate(config.root)
     return 0
 

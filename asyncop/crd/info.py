@@ -23,7 +23,8 @@ from asyncop.crd.errors import CRDError
 
 KEYWORDS = ("group", "version", "kind", "plural", "singular", "scope", "short_names",
             "categories", "printer_columns", "status_subresource", "scale", "served",
-            "storage", "deprecated", "deprecation_warning", "selectable_fields")
+            "storage", "deprecated", "deprecation_warning", "selectable_fields",
+            "embedded_object_meta")
 COLUMN_TYPES = ("string", "integer", "number", "boolean", "date")
 COLUMN_FORMATS = ("int32", "int64", "float", "double", "byte", "date", "date-time",
                   "password")
@@ -91,6 +92,10 @@ class ResourceInfo:
     deprecated: bool = False
     deprecation_warning: str | None = None
     selectable_fields: tuple[str, ...] = ()
+    embedded_object_meta: bool = False
+    """kube's ObjectMeta inside kube's types (a template's `metadata`) keeps name, namespace,
+    labels, annotations and finalizers (controller-gen's `crd:generateEmbeddedObjectMeta=true`)
+    instead of being a bare `type: object`, under which the API server prunes all of them."""
 
     @property
     def crd_name(self) -> str:
@@ -143,6 +148,9 @@ def declare(name: str, kw: Mapping[str, Any], *, has_status: bool) -> ResourceIn
     deprecation_warning = kw.get("deprecation_warning")
     if deprecation_warning is not None and not kw.get("deprecated"):
         raise fail("deprecation_warning needs deprecated=True")
+    embedded_object_meta = kw.get("embedded_object_meta", False)
+    if not isinstance(embedded_object_meta, bool):
+        raise fail(f"embedded_object_meta={embedded_object_meta!r} must be True or False")
     return ResourceInfo(
         group=group, version=version, kind=kind, plural=plural, singular=singular,
         scope=scope, short_names=short_names, categories=categories,
@@ -151,6 +159,7 @@ def declare(name: str, kw: Mapping[str, Any], *, has_status: bool) -> ResourceIn
         served=bool(kw.get("served", True)), storage=storage,
         deprecated=bool(kw.get("deprecated", False)), deprecation_warning=deprecation_warning,
         selectable_fields=_selectable(fail, kw.get("selectable_fields", ())),
+        embedded_object_meta=bool(embedded_object_meta),
     )
 
 

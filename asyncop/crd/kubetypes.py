@@ -15,7 +15,10 @@ kubebuilder) does for a Go field of that type:
   `x-kubernetes-int-or-string: true` with `anyOf: [{type: integer}, {type: string}]`,
   Quantity → the same plus controller-gen's quantity `pattern`, Time and MicroTime →
   `type: string, format: date-time`, an embedded ObjectMeta (a template's `metadata`) →
-  `type: object` (controller-gen without `generateEmbeddedObjectMeta`), RawExtension →
+  `type: object` (controller-gen without `generateEmbeddedObjectMeta`: the API server prunes
+  everything in it), or with `embedded_object_meta=True` controller-gen's
+  `generateEmbeddedObjectMeta` form (name, namespace, labels, annotations, finalizers,
+  `EMBEDDED_OBJECT_META`), RawExtension →
   `type: object` with `x-kubernetes-preserve-unknown-fields`, apiextensions' JSON →
   `x-kubernetes-preserve-unknown-fields` alone;
 - kube's `+default=` markers become `default:` as controller-gen applies them (`KUBE_DEFAULTS`:
@@ -67,6 +70,13 @@ _SPECIAL: Mapping[str, Schema] = {
         "x-kubernetes-preserve-unknown-fields": True},
 }
 """kube's special types in controller-gen's forms (see the module docstring)."""
+
+_STRING_MAP: Schema = {"type": "object", "additionalProperties": {"type": "string"}}
+EMBEDDED_OBJECT_META: Schema = {"type": "object", "properties": {
+    "annotations": _STRING_MAP, "finalizers": {"type": "array", "items": {"type": "string"}},
+    "labels": _STRING_MAP, "name": {"type": "string"}, "namespace": {"type": "string"}}}
+"""An embedded ObjectMeta as controller-gen writes it with `crd:generateEmbeddedObjectMeta=true`
+(its ObjectMetaPackages): the five fields that mean something in a template, no more."""
 
 _CORE = "io.k8s.api.core.v1."
 KUBE_DEFAULTS: Mapping[tuple[str, str], Any] = {
@@ -132,27 +142,32 @@ class KubeRecursion(Exception):
         self.at = at
 
 
-def kube_schema(definition: str) -> Schema:
-    """The structural schema of kube's `definition`, as controller-gen writes it (a copy)."""
-    return copy.deepcopy(_expanded(definition))
+def kube_schema(definition: str, *, embedded_object_meta: bool = False) -> Schema:
+    """The structural schema of kube's `definition`, as controller-gen writes it (a copy);
+    `embedded_object_meta` as its `crd:generateEmbeddedObjectMeta=true`."""
+    return copy.deepcopy(_expanded(definition, embedded_object_meta))
 
 
 @functools.cache
-def _expanded(definition: str) -> Schema:
-    return _expand({"$ref": definition}, (), ())
+def _expanded(definition: str, embedded_object_meta: bool) -> Schema:
+    specials = ({**_SPECIAL, _META + "ObjectMeta": EMBEDDED_OBJECT_META}
+                if embedded_object_meta else _SPECIAL)
+    return _expand({"$ref": definition}, (), (), specials)
 
 
-def _expand(node: Schema, stack: tuple[str, ...], at: tuple[str, ...]) -> Schema:
+def _expand(node: Schema, stack: tuple[str, ...], at: tuple[str, ...],
+            specials: Mapping[str, Schema]) -> Schema:
     ref = node.get("$ref")
     if isinstance(ref, str):
         target = ref_name(ref)
-        special = _SPECIAL.get(target)
+        special = specials.get(target)
         if special is not None:
             expanded = copy.deepcopy(special)
         elif target in stack:
             raise KubeRecursion(target, at)
         else:
-            expanded = _expand(definitions(DEFAULT_MINOR)[target], (*stack, target), at)
+            expanded = _expand(definitions(DEFAULT_MINOR)[target], (*stack, target), at,
+                               specials)
         if isinstance(node.get("description"), str):
             expanded["description"] = node["description"]
         return expanded
@@ -167,16 +182,16 @@ def _expand(node: Schema, stack: tuple[str, ...], at: tuple[str, ...]) -> Schema
     if isinstance(props, dict):
         out["properties"] = {}
         for name, prop in props.items():
-            sub = _expand(prop, stack, (*at, name))
+            sub = _expand(prop, stack, (*at, name), specials)
             default = KUBE_DEFAULTS.get((owner, name))
             if default is not None:
                 sub["default"] = default
             out["properties"][name] = sub
     if isinstance(node.get("items"), dict):
-        out["items"] = _expand(node["items"], stack, (*at, "[*]"))
+        out["items"] = _expand(node["items"], stack, (*at, "[*]"), specials)
     extra = node.get("additionalProperties")
     if isinstance(extra, dict):
-        out["additionalProperties"] = _expand(extra, stack, (*at, "*"))
+        out["additionalProperties"] = _expand(extra, stack, (*at, "*"), specials)
     if "type" not in out and "properties" not in out:
         out["x-kubernetes-preserve-unknown-fields"] = True  # a definition of any JSON value
     return out

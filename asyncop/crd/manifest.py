@@ -49,7 +49,7 @@ _COLUMN_TYPES = {"integer": ("integer",), "number": ("number", "integer"),
 def resource_schema(cls: type[CustomResource]) -> Schema:
     """The structural openAPIV3Schema of one resource class (one version)."""
     info = cls.info()
-    body = object_schema(cls.__name__, cls)
+    body = object_schema(cls.__name__, cls, embedded_object_meta=info.embedded_object_meta)
     root: Schema = {"type": "object"}
     if cls.__doc__ and "__doc__" in vars(cls):
         root["description"] = prose(cls.__doc__)

@@ -15,8 +15,10 @@ Class keywords (`info.KEYWORDS`, checked when the class is created; each mistake
 versions can live in classes with different names), `plural`, `singular`, `scope`,
 `short_names`, `categories`, `printer_columns`, `status_subresource` (default: on when a
 `status` field is declared), `scale`, `served`, `storage` (None: decided when the versions
-are assembled), `deprecated`, `deprecation_warning`, `selectable_fields`; plus `rules=` (CEL
-rules on the root). A subclass of CustomResource with no keywords is an abstract base
+are assembled), `deprecated`, `deprecation_warning`, `selectable_fields`,
+`embedded_object_meta` (kube's ObjectMeta inside kube's types keeps name, namespace, labels,
+annotations and finalizers, as controller-gen's `generateEmbeddedObjectMeta`); plus `rules=`
+(CEL rules on the root). A subclass of CustomResource with no keywords is an abstract base
 (shared fields; no Kind, no CRD); keywords are not inherited, so a subclass of a resource
 declares its own. The class gets `KIND` (the runtime's `Kind`) and `__resource__`
 (the checked `ResourceInfo`); `schema()` and `crd()` give its openAPIV3Schema and a CRD with

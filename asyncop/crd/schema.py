@@ -74,11 +74,14 @@ _PYDANTIC_FORMATS = {"base64": "byte"}
 _NOT_KUBE = frozenset({"duration", "binary", "base64url"})
 
 
-def object_schema(owner: str, model: type[BaseModel]) -> Schema:
-    """The structural schema of `model` (an object); errors name `owner` and the field."""
+def object_schema(owner: str, model: type[BaseModel], *,
+                  embedded_object_meta: bool = False) -> Schema:
+    """The structural schema of `model` (an object); errors name `owner` and the field.
+    `embedded_object_meta`: kube's ObjectMeta inside kube's types keeps its fields
+    (`kubetypes.kube_schema`)."""
     raw = json_schema(model)
     defs = raw.pop("$defs", {})
-    out = _Converter(owner, model, defs).convert(raw, ())
+    out = _Converter(owner, model, defs, embedded_object_meta).convert(raw, ())
     out.pop(_OPTIONAL, None)
     return out
 
@@ -90,10 +93,12 @@ def prose(text: str) -> str:
 
 
 class _Converter:
-    def __init__(self, owner: str, model: type[BaseModel], defs: dict[str, Schema]) -> None:
+    def __init__(self, owner: str, model: type[BaseModel], defs: dict[str, Schema],
+                 embedded_object_meta: bool) -> None:
         self.owner = owner
         self.model = model
         self.defs = defs
+        self.embedded_object_meta = embedded_object_meta
         self.stack: list[str] = []
 
     def error(self, path: Path, problem: str) -> CRDError:
@@ -161,7 +166,7 @@ class _Converter:
         description, default, nullability and CEL rules on top."""
         definition = node[KUBE_DEFINITION_KEY]
         try:
-            out = kube_schema(definition)
+            out = kube_schema(definition, embedded_object_meta=self.embedded_object_meta)
         except KubeRecursion as exc:
             name = exc.definition.rpartition(".")[2]
             raise self.error((*path, *exc.at), f"{name} refers to itself (kube's "

@@ -9,7 +9,9 @@ the project's package; `gitignore`/`dockerignore` become dot files.
 `create api` writes `<package>/api/<version>/<kind>.py` (the model), `<package>/controllers/
 <kind>.py` (a reconciler skeleton), `tests/test_<kind>.py` and
 `config/samples/<group>_<version>_<kind>.yaml`, and registers the kind in `operator.py`
-below its `# asyncop:scaffold:*` markers.
+below its `# asyncop:scaffold:*` markers. `builtin_clashes` names the built-in kinds whose
+resource names (plural or singular) the new kind also takes: kubectl resolves such a short
+name to the built-in one, so the new kind needs its full name there.
 
 Invariants: scaffolding never overwrites a file whose content differs from what it would
 write (`init` refuses with one line; `create api` keeps the user's edited file and says so);
@@ -25,6 +27,7 @@ from importlib import resources
 from importlib.resources.abc import Traversable
 from pathlib import Path
 
+from asyncop.api.kinds import BUILTIN
 from asyncop.crd import names
 
 _TOKEN = re.compile(r"%%([a-z_]+)%%")
@@ -166,6 +169,23 @@ class ApiRequest:
                 "namespace_arg": ', namespace="default"' if ns else "",
                 "namespace_kw": ', namespace="default"' if ns else "",
                 "group_short": full.split(".")[0]}
+
+
+def builtin_clashes(request: ApiRequest) -> list[str]:
+    """One line per built-in kind that has the new kind's plural or singular as its own:
+    kubectl prefers built-in groups, so `kubectl get <that name>` lists the built-in objects
+    (kubebuilder's CronJob tutorial meets this with batch/v1 CronJob)."""
+    values = request.values()
+    mine = {values["plural"], values["kind_lower"]}
+    out = []
+    for kind in BUILTIN:
+        taken = sorted(mine & {kind.plural, kind.kind.lower()}, key=len, reverse=True)
+        if taken and kind.group != values["group"]:
+            verb = "names" if len(taken) == 1 else "name"
+            out.append(f"{' and '.join(taken)} also {verb} the built-in {kind.kind} "
+                       f"({kind.api_version}): `kubectl get {taken[0]}` lists those; "
+                       f"`kubectl get {values['plural']}.{values['group']}` lists yours")
+    return out
 
 
 def api_files(request: ApiRequest) -> dict[Path, str]:

@@ -9,12 +9,23 @@ async def test_memcached(apiserver):                    # the fixture: a fresh A
 
 It installs the operator's CRDs (generated from its typed resources, exactly what
 `asyncop generate` writes), builds its controllers (all, or `controllers=`), starts a Manager
-(optionally on a FakeClock) and stops it on exit. Invariants: the Manager has no probe or
-metrics server and no signal handlers; nothing is left running after the `async with`.
+(optionally on a FakeClock) and stops it on exit. On a FakeClock the exit keeps virtual time
+moving until the Manager has stopped: a reconcile still waiting on the clock (a requeue
+backoff, a client retry, `clock.sleep`) would otherwise hold the Manager's graceful shutdown
+for ever, since its grace period is on that clock too.
+
+`idle(mgr)` says whether the operator has caught up: no controller has a key queued or being
+reconciled (keys waiting for a `requeue_after` do not count). Tests on a FakeClock wait for it
+(with `eventually`) before they move time again, so nothing the operator was about to do at
+one instant happens at a later one.
+
+Invariants: the Manager has no probe or metrics server and no signal handlers; nothing is
+left running after the `async with`.
 """
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 
@@ -25,6 +36,10 @@ from asyncop.operator import Operator
 from asyncop.operator.inspect import Inspection
 from asyncop.operator.install import install_crds
 from asyncop.runtime.manager import Manager
+from asyncop.testing.clock import FakeClock
+
+#: Real seconds between the virtual seconds a FakeClock is moved while the Manager stops.
+_STOP_POLL = 0.05
 
 
 @asynccontextmanager
@@ -53,4 +68,25 @@ async def run_operator(
     try:
         yield mgr
     finally:
-        await mgr.stop()
+        if isinstance(clock, FakeClock):
+            await _stop_on(clock, mgr)
+        else:
+            await mgr.stop()
+
+
+async def _stop_on(clock: FakeClock, mgr: Manager) -> None:
+    """Stop `mgr`, moving `clock` one virtual second per poll until it has stopped."""
+    stopping = asyncio.ensure_future(mgr.stop())
+    while not (await asyncio.wait({stopping}, timeout=_STOP_POLL))[0]:
+        await clock.advance(1.0)
+    await stopping
+
+
+def idle(mgr: Manager) -> bool:
+    """True when every controller of `mgr` runs and has no key queued or being reconciled
+    (keys waiting for a `requeue_after` do not count)."""
+    for controller in mgr.controllers:
+        queue = getattr(controller, "queue", None)
+        if queue is None or len(queue) or queue.processing:
+            return False
+    return True

@@ -252,7 +252,10 @@ DECLARATION_ERRORS: list[tuple[dict[str, Any], str]] = [
                                     "group, version, kind, plural, singular, scope, "
                                     "short_names, categories, printer_columns, "
                                     "status_subresource, scale, served, storage, deprecated, "
-                                    "deprecation_warning, selectable_fields)"),
+                                    "deprecation_warning, selectable_fields, "
+                                    "embedded_object_meta)"),
+    ({**OK, "embedded_object_meta": 1},
+     "Thing: embedded_object_meta=1 must be True or False"),
     ({**OK, "rules": Rule("true")}, "Thing: rules= takes a list of Rule(...)"),
 ]
 

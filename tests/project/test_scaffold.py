@@ -84,6 +84,29 @@ def test_init_then_create_api_then_again(workdir: Path,
     assert policy["spec"]["scope"] == "Cluster"
 
 
+def test_create_api_notes_a_name_a_built_in_kind_already_has(
+        workdir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """kubebuilder's CronJob tutorial: batch.tutorial.kubebuilder.io's `cronjobs` is also
+    batch/v1's, and kubectl resolves `kubectl get cronjobs` to the built-in one (kube's
+    discovery lists built-in groups first; kubectl's RESTMapper takes the first match)."""
+    assert main(["init", "--name", "project", "--domain", "tutorial.kubebuilder.io"]) == 0
+    capsys.readouterr()
+    assert main(["create", "api", "--group", "batch", "--version", "v1", "--kind",
+                 "CronJob"]) == 0
+    notes = [ln for ln in out_lines(capsys) if ln.startswith("note: ")]
+    assert notes == ["note: cronjobs and cronjob also name the built-in CronJob (batch/v1): "
+                     "`kubectl get cronjobs` lists those; `kubectl get "
+                     "cronjobs.batch.tutorial.kubebuilder.io` lists yours"]
+    assert main(["create", "api", "--group", "batch", "--version", "v1", "--kind", "Pod",
+                 "--plural", "podz"]) == 0
+    assert [ln for ln in out_lines(capsys) if ln.startswith("note: ")] == [
+        "note: pod also names the built-in Pod (v1): `kubectl get pod` lists those; "
+        "`kubectl get podz.batch.tutorial.kubebuilder.io` lists yours"]
+    assert main(["create", "api", "--group", "batch", "--version", "v1", "--kind",
+                 "Widget"]) == 0
+    assert not [ln for ln in out_lines(capsys) if ln.startswith("note: ")]
+
+
 def test_init_refuses_to_overwrite_and_rerunning_is_harmless(
     workdir: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

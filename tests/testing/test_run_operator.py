@@ -8,12 +8,14 @@ gets pods).
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Callable
 from typing import Annotated
 
 from pydantic import Field
 
 from asyncop.api import Request, is_controlled_by, owner_reference
-from asyncop.api.kinds import DEPLOYMENT, POD
+from asyncop.api.kinds import CONFIGMAP, DEPLOYMENT, POD
 from asyncop.apiserver import ApiServer
 from asyncop.crd import CustomResource, Int64, Model, ObjectMeta
 from asyncop.operator import Operator
@@ -21,8 +23,8 @@ from asyncop.runtime.controller import Controller
 from asyncop.runtime.handlers import for_, owns
 from asyncop.runtime.manager import Manager
 from asyncop.runtime.rbac import PolicyRule
-from asyncop.runtime.reconcile import Result
-from asyncop.testing import eventually, run_operator
+from asyncop.runtime.reconcile import Result, reconciler
+from asyncop.testing import FakeClock, eventually, idle, run_operator
 
 
 class WidgetSpec(Model):
@@ -98,3 +100,48 @@ async def test_a_typed_operator_converges_in_the_embedded_server(apiserver: ApiS
         await mgr.client.patch(Widget.KIND, "w", {"spec": {"size": 3}}, namespace="default")
         await eventually(lambda: status_lists(3), timeout=30)
     assert mgr.running_controllers == []
+
+
+def gated(release: asyncio.Event, seen: list[str]) -> Callable[[Manager], Controller]:
+    """A controller whose reconciles wait for `release` (real time) and then, if `sleep`,
+    sleep an hour on the Manager's clock."""
+    def factory(mgr: Manager) -> Controller:
+        async def reconcile(req: Request) -> Result:
+            seen.append(req.name)
+            await release.wait()
+            if req.name == "sleep":
+                await mgr.clock.sleep(3600)
+            return Result()
+
+        return Controller("gated", reconciler(reconcile), watches=[for_(CONFIGMAP)])
+    return factory
+
+
+async def test_idle_is_true_only_with_nothing_queued_or_in_a_reconcile(
+        fake_clock: FakeClock) -> None:
+    release, seen = asyncio.Event(), []
+    operator = Operator(name="gated", controllers={"gated": gated(release, seen)})
+    async with ApiServer(clock=fake_clock) as server, run_operator(
+            operator, server, clock=fake_clock) as mgr:
+        await eventually(lambda: idle(mgr), timeout=10, message="idle once synced")
+        await mgr.client.create(CONFIGMAP, {"metadata": {"name": "a", "namespace": "default"}})
+        await eventually(lambda: seen == ["a"], timeout=10, message="reconcile started")
+        assert not idle(mgr)  # a reconcile in progress
+        release.set()
+        await eventually(lambda: idle(mgr), timeout=10, message="idle after the reconcile")
+
+
+async def test_on_a_fake_clock_exit_does_not_wait_for_virtual_time(fake_clock: FakeClock) -> None:
+    """A reconcile sleeping an hour on the FakeClock would hold the Manager's stop (its grace
+    period is on that clock); run_operator moves the clock until the Manager has stopped."""
+    release, seen = asyncio.Event(), []
+    release.set()
+    operator = Operator(name="gated", controllers={"gated": gated(release, seen)})
+    async with ApiServer(clock=fake_clock) as server:
+        async with asyncio.timeout(30):
+            async with run_operator(operator, server, clock=fake_clock) as mgr:
+                await mgr.client.create(CONFIGMAP,
+                                        {"metadata": {"name": "sleep", "namespace": "default"}})
+                await eventually(lambda: seen == ["sleep"], timeout=10, message="sleeping")
+            assert mgr.running_controllers == []
+    assert fake_clock.monotonic() < 3600  # stopped after the grace period, not the sleep
