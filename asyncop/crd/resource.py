@@ -82,7 +82,7 @@ class CustomResource(Model):
     __resource__: ClassVar[ResourceInfo | None] = None
     __schema__: ClassVar[Schema | None] = None
 
-    api_version: str = Field("", alias="apiVersion")
+    api_version: str = Field(default="", alias="apiVersion")  # `default=`: mypy reads it
     kind: str = ""
     metadata: ObjectMeta = Field(default_factory=ObjectMeta)
     _raw: RawObject | None = PrivateAttr(default=None)

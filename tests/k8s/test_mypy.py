@@ -1,6 +1,7 @@
 """asyncop.k8s is visible to `mypy --strict`, as users' `make lint` runs it: a snippet that
 uses the classes type-checks, and the mistakes it contains on purpose are exactly the errors
-mypy reports (a wrong field type, a wire name as a keyword, `| None` ignored, a typo).
+mypy reports (a wrong field type, a wire name as a keyword, `| None` ignored, a typo); a typed
+resource is constructed without apiVersion.
 
 The mypy cache lives in the temp directory across runs (the first run reads the generated
 modules, about 10 s on this project's machine; later runs take well under a second).
@@ -40,6 +41,21 @@ wrong_type = Container(name=1)
 wire_keyword = ContainerPort(containerPort=80)
 optional: int = spec.containers[0].image
 typo = spec.containers[0].imag
+
+from asyncop.crd import CustomResource, Model, ObjectMeta  # noqa: E402
+
+
+class WidgetSpec(Model):
+    size: int = 1
+
+
+class Widget(CustomResource, group="example.com", version="v1"):
+    spec: WidgetSpec
+
+
+# a typed resource is built without apiVersion/kind: the class knows them (mypy once said
+# `Missing named argument "apiVersion"`, because the field's default was positional)
+widget = Widget(metadata=ObjectMeta(name="w"), spec=WidgetSpec(size=2))
 '''
 
 EXPECTED = [
