@@ -8,6 +8,7 @@ from typing import Any
 
 import aiohttp
 import orjson
+import pytest
 
 from asyncop.apiserver import ApiServer
 from asyncop.testing import eventually
@@ -249,3 +250,22 @@ async def test_partial_object_metadata(apiserver_no_sim: ApiServer,
         event = orjson.loads(await resp.content.readline())
     assert event["object"]["kind"] == "PartialObjectMetadata"
     assert event["object"]["metadata"]["name"] == "c1"
+
+
+async def test_annotations_are_limited_to_256_kib_in_total(apiserver_no_sim: ApiServer) -> None:
+    """kube: ValidateAnnotationsSize — keys and values of all annotations together at most
+    262,144 bytes (TotalAnnotationSizeLimitB); a CRD applied client-side by kubectl carries
+    its whole text in last-applied-configuration, which is how large CRDs meet it."""
+    from asyncop.api import Invalid
+
+    store = apiserver_no_sim.store
+    rt = store.resolve("", "v1", "configmaps")
+    big = {"a": "x" * (256 * 1024 - 1)}  # key + value: exactly the limit
+    await store.create(rt, {"metadata": {"name": "fits", "annotations": big}},
+                       namespace="default")
+    with pytest.raises(Invalid) as refused:
+        await store.create(rt, {"metadata": {"name": "over", "annotations": {
+            "a": "x" * (256 * 1024)}}}, namespace="default")
+    assert refused.value.status["message"] == (
+        'ConfigMap "over" is invalid: metadata.annotations: Too long: may not be more than '
+        "262144 bytes")

@@ -123,6 +123,10 @@ def check_field_types(rt: ResourceType, meta: dict[str, Any]) -> None:
                 f"ObjectMeta.metadata.{field} of type {go_type}")
 
 
+TOTAL_ANNOTATION_SIZE = 256 * 1024
+"""kube's TotalAnnotationSizeLimitB: keys and values of all annotations together."""
+
+
 def validate_metadata(meta: dict[str, Any]) -> list[StatusCause]:
     """Labels, annotations, finalizers and ownerReferences shape checks."""
     causes: list[StatusCause] = []
@@ -151,6 +155,13 @@ def validate_metadata(meta: dict[str, Any]) -> list[StatusCause]:
                                     "empty string or consist of alphanumeric characters, '-', "
                                     "'_' or '.', and must start and end with an alphanumeric "
                                     "character"))
+    annotations = meta.get("annotations")
+    if isinstance(annotations, dict) and sum(
+            len(str(k).encode()) + len(str(v).encode()) for k, v in annotations.items()
+    ) > TOTAL_ANNOTATION_SIZE:
+        # kube: ValidateAnnotationsSize (apimachinery pkg/api/validation), as field.TooLong
+        causes.append(cause("metadata.annotations", "FieldValueTooLong",
+                            f"Too long: may not be more than {TOTAL_ANNOTATION_SIZE} bytes"))
     owners = meta.get("ownerReferences") or []
     controllers = 0
     for ref in owners:
