@@ -251,6 +251,25 @@ async def install_crd_manifests(client: Client, crds: list[RawObject]) -> None:
         raise UserError(str(exc)) from None
 
 
+MAX_MANIFEST_DEPTH = 500
+"""Nesting a manifest may have: PyYAML's composer recurses per level, so deeper input would
+meet the interpreter's recursion limit, which other code (mypy, for one) may have raised."""
+
+
+def _check_depth(text: str, file: Path) -> None:
+    """UserError when a YAML text nests deeper than MAX_MANIFEST_DEPTH (counted on the
+    parser's events, which do not recurse)."""
+    level = 0
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    for event in yaml.parse(text, Loader=loader):
+        if isinstance(event, yaml.CollectionStartEvent):
+            level += 1
+            if level > MAX_MANIFEST_DEPTH:
+                raise UserError(f"cannot read {file}: YAML nested too deeply")
+        elif isinstance(event, yaml.CollectionEndEvent):
+            level -= 1
+
+
 def load_manifests(path: Path) -> list[RawObject]:
     """Every YAML document under `path` (a file, or a directory's *.yaml/*.yml, sorted)."""
     files = (
@@ -260,7 +279,9 @@ def load_manifests(path: Path) -> list[RawObject]:
     docs: list[RawObject] = []
     for file in files:
         try:
-            loaded = list(yaml.safe_load_all(file.read_text(encoding="utf-8")))
+            text = file.read_text(encoding="utf-8")
+            _check_depth(text, file)
+            loaded = list(yaml.safe_load_all(text))
         except (OSError, yaml.YAMLError) as exc:
             raise UserError(f"cannot read {file}: {str(exc).splitlines()[0]}") from None
         except UnicodeDecodeError as exc:
