@@ -18,6 +18,11 @@ Invariants:
   recorders (flushed), the lease (released), the HTTP server, the client (if owned).
 - No global state; signal handlers only with `install_signal_handlers=True` (the CLI).
   Every task the Manager starts is tracked and awaited by `stop()`: nothing is left pending.
+- Observability (docs/observability.md): tracing is on when `tracer_provider` is given or
+  the process has set up an OpenTelemetry provider (`asyncop.client.tracing.tracer_for`):
+  the Client, the recorders and the controllers then share one tracer. `debug_endpoints`
+  keeps the last `reconcile_history` reconciles of each key and serves
+  `/debug/reconciles` on the metrics address (`asyncop.runtime.debug`).
 """
 
 from __future__ import annotations
@@ -30,23 +35,29 @@ import socket
 import uuid
 from collections.abc import Coroutine
 from types import TracebackType
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import structlog
 
 from asyncop.api import Kind
 from asyncop.api.shards import ShardSpace
 from asyncop.client import Client, ClientConfig
+from asyncop.client.tracing import tracer_for
 from asyncop.clock import Clock, RealClock, wait_for
 from asyncop.gcpolicy import GcPolicy
 from asyncop.runtime.cache import Cache
+from asyncop.runtime.debug import Explainer
 from asyncop.runtime.health import Health, LoopLagProbe
 from asyncop.runtime.leader import LeaderElectionConfig, LeaderElector
 from asyncop.runtime.metrics import Metrics
+from asyncop.runtime.observe import DEFAULT_HISTORY, Observing
 from asyncop.runtime.recorder import EventRecorder
-from asyncop.runtime.server import ProbeServer
+from asyncop.runtime.server import Authorize, ProbeServer
 from asyncop.runtime.sharding import ShardingConfig, ShardManager
 from asyncop.runtime.shards import ShardScope
+
+if TYPE_CHECKING:
+    from opentelemetry.trace import TracerProvider
 
 log = structlog.get_logger("asyncop.manager")
 
@@ -97,6 +108,10 @@ class Manager:
         exit_on_lost_lease: bool = False,
         install_signal_handlers: bool = False,
         gc_freeze: bool = False,
+        tracer_provider: TracerProvider | None = None,
+        debug_endpoints: bool = False,
+        reconcile_history: int = DEFAULT_HISTORY,
+        metrics_auth: Authorize | None = None,
     ) -> None:
         if (config is None) == (client is None):
             raise ValueError("pass exactly one of config= or client=")
@@ -128,11 +143,20 @@ class Manager:
         self.install_signal_handlers = install_signal_handlers
         self.gc_policy = GcPolicy(clock=self.clock) if gc_freeze else None
         """With `gc_freeze`: short full GC collections in a big cache (asyncop.gcpolicy)."""
+        self.tracer = tracer_for(tracer_provider)
+        """The OpenTelemetry tracer of everything this Manager runs (None: tracing off)."""
+        if self.tracer is not None and self.client.tracer is None:
+            self.client.tracer = self.tracer
+        if debug_endpoints and reconcile_history < 1:
+            raise ValueError("debug_endpoints needs reconcile_history >= 1")
+        self.observing = Observing(self.tracer, reconcile_history if debug_endpoints else 0)
         self._server = ProbeServer(
             health=self.health,
             exposition=self._exposition,
             metrics_bind_address=metrics_bind_address,
             health_probe_bind_address=health_probe_bind_address,
+            debug=self.explain if debug_endpoints else None,
+            authorize=metrics_auth,
         )
         self._loop_probe = LoopLagProbe(self.clock)
         self._controllers: list[Runnable] = []
@@ -201,6 +225,7 @@ class Manager:
             rec = EventRecorder(
                 self.client, component=component, clock=self.clock, host=self.identity
             )
+            rec.tracer = self.tracer
             self._recorders[component] = rec
             if self._started:
                 self._spawn(rec.run(), f"recorder:{component}")
@@ -371,6 +396,8 @@ class Manager:
         if c.name in self._controller_tasks:
             return
         extra: dict[str, Any] = {} if self.shards is None else {"shards": self.shards}
+        if self.observing.on and hasattr(c, "observer"):
+            extra["observing"] = self.observing
         coro = c.run(cache=self.cache, clock=self.clock, metrics=self.metrics, client=self.client,
                      grace_period=self.graceful_shutdown_timeout, **extra)
         task = asyncio.create_task(self._guard(c.name, coro), name=f"controller:{c.name}")
@@ -443,6 +470,32 @@ class Manager:
                                     acquired=sm.acquisitions, handed_over=sm.handovers,
                                     lost=sm.losses)
         return self.metrics.exposition()
+
+    # -- /debug/reconciles -----------------------------------------------------------------
+    def explain(self, query: Any) -> tuple[int, dict[str, Any]]:
+        """The /debug/reconciles answer for `query` (kind, namespace, name, controller)."""
+        owner: dict[str, Any] = {"mode": "single", "thisReplica": True}
+        shard_owner = None
+        if self.leader_election is not None:
+            lease = f"{self.leader_election.namespace}/{self.leader_election.name}"
+            leader = self._elector.leader if self._elector is not None else ""
+            owner = {"mode": "leader-election", "lease": lease, "leader": leader or None,
+                     "thisReplica": self._leading}
+        elif self.shards is not None and self.shard_manager is not None:
+            owner = {"mode": "sharding", "group": self.shard_manager.config.name}
+            scope, sm = self.shards, self.shard_manager
+
+            def shard_owner(uid: str) -> dict[str, Any]:
+                shard = scope.shard_of(uid)
+                return {"shard": shard, "heldHere": shard in scope.held,
+                        "assignedTo": sm.assignment.get(shard)}
+
+        explainer = Explainer(
+            controllers=[c for c in self._controllers if hasattr(c, "observer")],  # type: ignore[misc]
+            running=self.running_controllers, cache=self.cache, clock=self.clock,
+            replica=self.identity, owner=owner,
+            shard_owner=shard_owner if self.shards is not None else None)
+        return explainer.answer(query)
 
     # -- plumbing -----------------------------------------------------------------------------
     def _spawn(self, coro: Coroutine[Any, Any, None], name: str) -> None:
