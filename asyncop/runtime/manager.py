@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import os
 import signal
 import socket
@@ -499,7 +500,10 @@ class Manager:
 
     # -- plumbing -----------------------------------------------------------------------------
     def _spawn(self, coro: Coroutine[Any, Any, None], name: str) -> None:
-        task = asyncio.create_task(coro, name=name)
+        # a context of its own: a recorder started from inside a reconcile (its first
+        # `mgr.recorder(...)` call) must not inherit that reconcile's context (its own-writes
+        # recording, its log fields, its span)
+        task = asyncio.create_task(coro, name=name, context=contextvars.Context())
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
