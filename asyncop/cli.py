@@ -92,6 +92,12 @@ def build_parser() -> argparse.ArgumentParser:
                      "--metrics-secure)")
     run.add_argument("--reconcile-history", type=int, default=8, metavar="N",
                      help="reconciles kept per object with --debug-endpoints (default 8)")
+    run.add_argument("--metrics-secure", action="store_true",
+                     help="serve metrics (and /debug) over HTTPS to callers whose bearer "
+                     "token the API server authenticates and RBAC allows (TokenReview + "
+                     "SubjectAccessReview, as controller-runtime)")
+    run.add_argument("--metrics-cert-dir", default=None, metavar="DIR",
+                     help="tls.crt and tls.key for --metrics-secure (default: self-signed)")
     debug_cmd.add_parser(sub)
     init = sub.add_parser("init", help="scaffold a new operator project")
     init.add_argument("--name", required=True, help="project name, e.g. memcached-operator")

@@ -390,6 +390,8 @@ class Client:
     def _notify(self, kind: Kind, obj: RawObject | None, key: str | None = None) -> None:
         if key is None:
             assert obj is not None
+            if not (obj.get("metadata") or {}).get("name"):
+                return  # a review (TokenReview, SubjectAccessReview): answered, not stored
             key = object_key(obj)
         for cb in self._listeners:
             try:

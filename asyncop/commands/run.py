@@ -70,6 +70,8 @@ def _validate(args: argparse.Namespace) -> None:
         raise UserError(str(exc)) from None
     if args.workers is not None and args.workers < 1:
         raise UserError("--workers must be at least 1")
+    if args.metrics_cert_dir and not args.metrics_secure:
+        raise UserError("--metrics-cert-dir needs --metrics-secure")
     if args.reconcile_history < 1:
         raise UserError("--reconcile-history must be at least 1")
     if args.debug_endpoints and not args.embedded and \
@@ -184,8 +186,10 @@ async def _run_traced(
             tracer_provider=provider,
             debug_endpoints=args.debug_endpoints,
             reconcile_history=args.reconcile_history,
+            metrics_secure=args.metrics_secure,
+            metrics_cert_dir=args.metrics_cert_dir,
         )
-    except InsecureDebugBind as exc:
+    except (InsecureDebugBind, ValueError) as exc:
         raise UserError(str(exc)) from None
     try:
         controllers = op.install(mgr, names=names, workers=args.workers)

@@ -33,8 +33,11 @@ import contextvars
 import os
 import signal
 import socket
+import ssl
+import tempfile
 import uuid
 from collections.abc import Coroutine
+from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -42,6 +45,7 @@ import structlog
 
 from asyncop.api import Kind
 from asyncop.api.shards import ShardSpace
+from asyncop.certs import Certificate, self_signed
 from asyncop.client import Client, ClientConfig
 from asyncop.client.tracing import tracer_for
 from asyncop.clock import Clock, RealClock, wait_for
@@ -51,9 +55,10 @@ from asyncop.runtime.debug import Explainer
 from asyncop.runtime.health import Health, LoopLagProbe
 from asyncop.runtime.leader import LeaderElectionConfig, LeaderElector
 from asyncop.runtime.metrics import Metrics
+from asyncop.runtime.metricsauth import MetricsAuth
 from asyncop.runtime.observe import DEFAULT_HISTORY, Observing
 from asyncop.runtime.recorder import EventRecorder
-from asyncop.runtime.server import Authorize, ProbeServer
+from asyncop.runtime.server import ProbeServer, parse_bind_address
 from asyncop.runtime.sharding import ShardingConfig, ShardManager
 from asyncop.runtime.shards import ShardScope
 
@@ -112,7 +117,8 @@ class Manager:
         tracer_provider: TracerProvider | None = None,
         debug_endpoints: bool = False,
         reconcile_history: int = DEFAULT_HISTORY,
-        metrics_auth: Authorize | None = None,
+        metrics_secure: bool = False,
+        metrics_cert_dir: str | None = None,
     ) -> None:
         if (config is None) == (client is None):
             raise ValueError("pass exactly one of config= or client=")
@@ -157,8 +163,15 @@ class Manager:
             metrics_bind_address=metrics_bind_address,
             health_probe_bind_address=health_probe_bind_address,
             debug=self.explain if debug_endpoints else None,
-            authorize=metrics_auth,
+            authorize=MetricsAuth(self.client, clock=self.clock) if metrics_secure else None,
         )
+        self.metrics_secure = metrics_secure
+        self.metrics_cert_dir = metrics_cert_dir
+        metrics_addr = parse_bind_address(metrics_bind_address)
+        if metrics_secure and metrics_addr is not None and metrics_addr.port != 0 \
+                and metrics_addr == parse_bind_address(health_probe_bind_address):
+            raise ValueError("secure metrics are served over HTTPS and the probes over HTTP: "
+                             "give the health probes an address of their own")
         self._loop_probe = LoopLagProbe(self.clock)
         self._controllers: list[Runnable] = []
         self._controller_tasks: dict[str, asyncio.Task[None]] = {}
@@ -173,6 +186,7 @@ class Manager:
         self._error: BaseException | None = None
         self._signals: list[int] = []
         self._stop_task: asyncio.Task[None] | None = None
+        self._cert_dir: tempfile.TemporaryDirectory[str] | None = None
         self._log = log.bind(identity=self.identity)
         self.health.add_liveness("loop", self._loop_probe.check)
         self.health.add_liveness("informers", self._informers_live)
@@ -256,6 +270,8 @@ class Manager:
     async def _start(self) -> None:
         if self._owns_client:
             await self.client.__aenter__()
+        if self.metrics_secure:
+            self._server.metrics_ssl = await self._metrics_tls()
         await self._server.start()
         if self.install_signal_handlers:
             self._install_signals()
@@ -305,6 +321,9 @@ class Manager:
             for task in tasks:
                 await _cancel(task)
             await self._server.stop()
+            if self._cert_dir is not None:
+                self._cert_dir.cleanup()
+                self._cert_dir = None
         finally:
             self._remove_signals()
             await self._close_client()
@@ -471,6 +490,18 @@ class Manager:
                                     acquired=sm.acquisitions, handed_over=sm.handovers,
                                     lost=sm.losses)
         return self.metrics.exposition()
+
+    async def _metrics_tls(self) -> ssl.SSLContext:
+        """The metrics listener's certificate: `metrics_cert_dir`'s tls.crt and tls.key (as
+        controller-runtime's CertDir), else a self-signed one made at start."""
+        if self.metrics_cert_dir:
+            cert = Certificate(Path(self.metrics_cert_dir) / "tls.crt",
+                               Path(self.metrics_cert_dir) / "tls.key")
+        else:
+            self._cert_dir = tempfile.TemporaryDirectory(prefix="asyncop-metrics-")
+            hosts = ["localhost", "127.0.0.1", socket.gethostname()]
+            cert = await self_signed(Path(self._cert_dir.name), hosts=hosts, name="metrics")
+        return await asyncio.to_thread(cert.server_context)
 
     # -- /debug/reconciles -----------------------------------------------------------------
     def explain(self, query: Any) -> tuple[int, dict[str, Any]]:

@@ -16,6 +16,7 @@ from outside the pod with `kubectl port-forward`.
 from __future__ import annotations
 
 import ipaddress
+import ssl
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -81,6 +82,7 @@ class ProbeServer:
         health_probe_bind_address: str | None = None,
         debug: DebugAnswer | None = None,
         authorize: Authorize | None = None,
+        metrics_ssl: ssl.SSLContext | None = None,
     ) -> None:
         self._health = health
         self._exposition = exposition
@@ -88,6 +90,8 @@ class ProbeServer:
         self._health_addr = parse_bind_address(health_probe_bind_address)
         self._debug = debug
         self._authorize = authorize
+        self.metrics_ssl = metrics_ssl
+        """TLS for the metrics listener (secure metrics); the probes stay plain HTTP."""
         addr = self._metrics_addr
         if debug is not None and authorize is None and addr is not None \
                 and not is_loopback(addr.host):
@@ -129,14 +133,16 @@ class ProbeServer:
         return guarded
 
     async def start(self) -> None:
-        shared = self._metrics_addr is not None and self._metrics_addr.port != 0
+        shared = self._metrics_addr is not None and self._metrics_addr.port != 0 \
+            and self.metrics_ssl is None
         if shared and self._metrics_addr == self._health_addr:
             assert self._metrics_addr is not None
             port = await self._serve(self.app(), self._metrics_addr)
             self.metrics_port = self.health_port = port
             return
         if self._metrics_addr is not None:
-            self.metrics_port = await self._serve(self.app(probes=False), self._metrics_addr)
+            self.metrics_port = await self._serve(self.app(probes=False), self._metrics_addr,
+                                                  self.metrics_ssl)
         if self._health_addr is not None:
             self.health_port = await self._serve(self.app(metrics=False), self._health_addr)
 
@@ -145,11 +151,12 @@ class ProbeServer:
         for runner in reversed(runners):
             await runner.cleanup()
 
-    async def _serve(self, app: web.Application, addr: BindAddress) -> int:
+    async def _serve(self, app: web.Application, addr: BindAddress,
+                     tls: ssl.SSLContext | None = None) -> int:
         runner = web.AppRunner(app, access_log=None, handle_signals=False, shutdown_timeout=1.0)
         await runner.setup()
         self._runners.append(runner)
-        site = web.TCPSite(runner, addr.host, addr.port)
+        site = web.TCPSite(runner, addr.host, addr.port, ssl_context=tls)
         await site.start()
         bound = runner.addresses  # the real port when 0 was asked
         return int(bound[-1][1]) if bound else addr.port
