@@ -334,5 +334,5 @@ def test_secure_metrics_debug_and_tracing() -> None:
     assert endpoint["scheme"] == "https" and endpoint["tlsConfig"] == {
         "insecureSkipVerify": True}
     # the debug endpoint on the public metrics port needs the metrics auth
-    with pytest.raises(Exception, match="set metrics.secure=true too"):
+    with pytest.raises(Exception, match=r"set metrics\.secure=true too"):
         render({"debug": {"enabled": True}})
