@@ -6,7 +6,7 @@ WORKDIR /src
 COPY pyproject.toml README.md ./
 COPY asyncop ./asyncop
 RUN python -m venv /opt/asyncop \
- && /opt/asyncop/bin/pip install --no-compile ".[fast]" \
+ && /opt/asyncop/bin/pip install --no-compile ".[fast,otel]" \
  && find /opt/asyncop -name '__pycache__' -prune -exec rm -rf {} +
 
 FROM python:3.11-slim

@@ -333,6 +333,7 @@ class Controller:
         )
         trace_context = None
         shard: int | None = None
+        ended: float | None = None
         observer = rt.observer
         rec: ReconcileRecord | None = None
         recording: Recording | None = None
@@ -346,7 +347,7 @@ class Controller:
                     return
             if observer is not None:
                 why, added_at = rt.queue.take_trigger(request)
-                rec = observer.start(request, reconcile_id, worker=worker, why=why,
+                rec = observer.start(request, key, reconcile_id, worker=worker, why=why,
                                      added_at=added_at, shard=shard)
                 if rec.trace_id:  # logs of a traced reconcile name its trace
                     trace_context = structlog.contextvars.bind_contextvars(
@@ -362,9 +363,9 @@ class Controller:
             stats = rt.stats
             if stats is not None:
                 stats.busy(1)
-            if rec is not None and observer is not None:
-                observer.reconciling(rec)
             start = rt.clock.monotonic()
+            if rec is not None and observer is not None:
+                observer.reconciling(rec, start)
             try:
                 with self._own_writes.recording(
                         key, rt.clock, events=observer is not None and observer.records_events,
@@ -382,8 +383,10 @@ class Controller:
                           result=outcome.metric if outcome else None, shard=shard)
         finally:
             if rec is not None and observer is not None:
+                retried = outcome is not None and outcome.action == "rate_limited"
                 observer.finish(rec, outcome, error[0] if error else None, recording,
-                                requeues=rt.queue.num_requeues(request))
+                                requeues=rt.queue.num_requeues(request) if retried else 0,
+                                ended=ended)
             if shard is not None and rt.gate is not None:
                 rt.gate.finish(request, shard)
             if trace_context is not None:

@@ -151,7 +151,7 @@ class Explainer:
         records = observer.history_of(request.key) if observer is not None else []
         state = self._state(c, request) if c.name in self.running else {}
         out["state"] = state
-        out["reconciles"] = [r.to_dict() for r in records]
+        out["reconciles"] = [r.to_dict(self.clock) for r in records]
         if observer is None:
             out["note"] = "no history: the Manager runs without debug_endpoints"
         out["summary"] = self._summary(c, state, records, obj, owner)
@@ -220,7 +220,8 @@ class Explainer:
                 else f"ended {last.outcome}"
             if last.error:
                 verdict += f" ({last.error})"
-            return (f"idle: the last reconcile ({last.started.isoformat()}) {verdict}; "
+            return (f"idle: the last reconcile ({last.started(self.clock).isoformat()}) "
+                    f"{verdict}; "
                     "the next one comes with a change to it or to what it watches")
         if obj is None:
             return ("never reconciled here, and not in this replica's cache: check the kind, "

@@ -18,19 +18,20 @@ wait, `reconciling`, and `finish`:
   worker, since), which is what the endpoint shows as "being processed by worker W" or
   "waiting for its own writes".
 
-A trigger is described once, at `start`, as text (`describe_trigger`), so a record never
-keeps the object that caused it alive. Invariants: memory is bounded (max_keys x history
+A record keeps its trigger in a compact form (`compact_trigger`: the watch event's kind,
+namespace and name, never the object, so a record keeps no object alive) and its times on
+the monotonic clock; text and wall-clock times are made only when shown
+(`describe_trigger`, `to_dict(clock)`). Invariants: memory is bounded (max_keys x history
 records, plus one active record per worker); `finish` runs exactly once per `start`, in the
 worker's task (the span context attached in `start` is detached there).
 """
 
 from __future__ import annotations
 
-from collections import OrderedDict, deque
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from asyncop.api import Kind, Request
@@ -63,17 +64,24 @@ class Observing:
 _VIA = {"self": "", "owner": " (owned)", "mapped": " (watched)"}
 
 
+def compact_trigger(why: object) -> object:
+    """A watch event's trigger without its object: (event, kind, target, namespace, name)."""
+    if isinstance(why, tuple) and len(why) == 4 and isinstance(why[3], dict):
+        meta = why[3].get("metadata")
+        if isinstance(meta, dict):
+            return (why[0], why[1], why[2], meta.get("namespace") or "", meta.get("name"))
+    return why
+
+
 def describe_trigger(why: object) -> tuple[str, str]:
     """(reason, text) of a work-queue trigger: which watch event, requeue or shard move."""
+    why = compact_trigger(why)
     if isinstance(why, tuple) and why:
         head = why[0]
-        if head in ("added", "updated", "deleted") and len(why) == 4:
-            _, kind, target, obj = why
-            meta = obj.get("metadata") if isinstance(obj, dict) else None
-            meta = meta if isinstance(meta, dict) else {}
-            ns, name = meta.get("namespace") or "", meta.get("name") or "?"
+        if head in ("added", "updated", "deleted") and len(why) == 5:
+            _, kind, target, ns, name = why
             kind_name = kind.kind if isinstance(kind, Kind) else str(kind)
-            ref = f"{ns}/{name}" if ns else str(name)
+            ref = f"{ns}/{name or '?'}" if ns else str(name or "?")
             return str(head), f"{kind_name} {ref} {head}{_VIA.get(str(target), '')}"
         if head == "requeue_after" and len(why) == 2:
             return "requeue_after", f"requeue after {why[1]:g}s"
@@ -89,20 +97,17 @@ class ReconcileRecord:
 
     __slots__ = ("duration", "error", "events", "key", "outcome", "phase", "phase_since",
                  "queued_seconds", "reconcile_id", "requeue_after", "requeues", "shard",
-                 "span", "started", "started_at", "token", "trace_id", "trigger",
-                 "trigger_reason", "waiting_for", "worker", "writes", "writes_unseen",
-                 "writes_wait")
+                 "span", "started_at", "token", "trace_id", "waiting_for", "why", "worker",
+                 "writes", "writes_unseen", "writes_wait")
 
-    def __init__(self, key: str, reconcile_id: str, *, worker: int, started: datetime,
-                 started_at: float) -> None:
+    def __init__(self, key: str, reconcile_id: str, worker: int, started_at: float,
+                 why: object, shard: int | None) -> None:
         self.key = key
         self.reconcile_id = reconcile_id
         self.worker = worker
-        self.started = started
         self.started_at = started_at  # monotonic
-        self.shard: int | None = None
-        self.trigger_reason = ""
-        self.trigger = ""
+        self.why = why  # compact_trigger
+        self.shard = shard
         self.queued_seconds: float | None = None
         self.phase = "starting"
         self.phase_since = started_at
@@ -114,19 +119,28 @@ class ReconcileRecord:
         self.error: str | None = None
         self.requeue_after: float | None = None
         self.requeues = 0
-        self.writes: Writes = {}
-        self.events: list[tuple[str, str]] = []
+        self.writes: Writes | None = None
+        self.events: list[tuple[str, str]] | None = None
         self.trace_id = ""
         self.span: Span | None = None
         self.token: object = None
 
-    def to_dict(self) -> dict[str, Any]:
+    @property
+    def trigger(self) -> str:
+        return describe_trigger(self.why)[1]
+
+    def started(self, clock: Clock) -> datetime:
+        """When it started, on the wall clock."""
+        return clock.now() - timedelta(seconds=clock.monotonic() - self.started_at)
+
+    def to_dict(self, clock: Clock) -> dict[str, Any]:
         """The JSON form the debug endpoint answers."""
+        reason, text = describe_trigger(self.why)
         out: dict[str, Any] = {
             "reconcileID": self.reconcile_id,
-            "started": self.started.isoformat(),
-            "trigger": self.trigger,
-            "triggerReason": self.trigger_reason,
+            "started": self.started(clock).isoformat(),
+            "trigger": text,
+            "triggerReason": reason,
             "worker": self.worker,
         }
         if self.queued_seconds is not None:
@@ -145,8 +159,8 @@ class ReconcileRecord:
             out["requeueAfterSeconds"] = self.requeue_after
         if self.outcome == "error" and self.requeues:
             out["requeues"] = self.requeues
-        out["wrote"] = writes_list(self.writes)
-        out["events"] = [{"type": t, "reason": r} for t, r in self.events]
+        out["wrote"] = writes_list(self.writes or {})
+        out["events"] = [{"type": t, "reason": r} for t, r in self.events or ()]
         if self.shard is not None:
             out["shard"] = self.shard
         if self.trace_id:
@@ -173,23 +187,19 @@ class Observer:
         self.history = history
         self.max_keys = max_keys
         self.active: dict[str, ReconcileRecord] = {}
-        self._rings: OrderedDict[str, deque[ReconcileRecord]] = OrderedDict()
+        # key -> its last records, oldest first; the dict's order is the LRU order
+        self._rings: dict[str, list[ReconcileRecord]] = {}
 
     @property
     def records_events(self) -> bool:
         return self.history > 0
 
-    def start(self, request: Request, reconcile_id: str, *, worker: int, why: object,
-              added_at: float | None, shard: int | None) -> ReconcileRecord:
-        clock = self.clock
-        now = clock.monotonic()
-        key = request.key
-        rec = ReconcileRecord(key, reconcile_id, worker=worker, started=clock.now(),
-                              started_at=now)
-        rec.shard = shard
-        rec.trigger_reason, rec.trigger = describe_trigger(why)
+    def start(self, request: Request, key: str, reconcile_id: str, *, worker: int,
+              why: object, added_at: float | None, shard: int | None) -> ReconcileRecord:
+        now = self.clock.monotonic()
+        rec = ReconcileRecord(key, reconcile_id, worker, now, compact_trigger(why), shard)
         if added_at is not None:
-            rec.queued_seconds = max(0.0, now - added_at)
+            rec.queued_seconds = now - added_at
         if self.history:
             self.active[key] = rec
         if self.tracer is not None:
@@ -200,13 +210,14 @@ class Observer:
         from opentelemetry import context as otel_context
         from opentelemetry import trace
 
+        reason, text = describe_trigger(rec.why)
         attributes: dict[str, Any] = {
             "asyncop.controller": self.controller,
             "asyncop.object.name": request.name,
             "asyncop.object.key": rec.key,
             "asyncop.reconcile_id": rec.reconcile_id,
-            "asyncop.trigger": rec.trigger,
-            "asyncop.trigger.reason": rec.trigger_reason,
+            "asyncop.trigger": text,
+            "asyncop.trigger.reason": reason,
             "asyncop.worker": rec.worker,
         }
         if self.kind is not None:
@@ -243,15 +254,17 @@ class Observer:
                 span.set_attribute("asyncop.writes.not_seen", rec.writes_unseen)
                 span.end()
 
-    def reconciling(self, rec: ReconcileRecord) -> None:
-        rec.phase, rec.phase_since = "reconciling", self.clock.monotonic()
+    def reconciling(self, rec: ReconcileRecord, now: float) -> None:
+        """The reconciler is called now (monotonic `now`, the controller's)."""
+        rec.phase, rec.phase_since = "reconciling", now
 
     def finish(self, rec: ReconcileRecord, outcome: Outcome | None,
                error: BaseException | None, recording: Recording | None,
-               requeues: int = 0) -> None:
-        """The reconcile ended (`outcome` None: it was interrupted before an outcome)."""
-        rec.duration = self.clock.monotonic() - rec.phase_since if rec.phase == "reconciling" \
-            else None
+               requeues: int = 0, ended: float | None = None) -> None:
+        """The reconcile ended at `ended` (monotonic; None: interrupted before the
+        reconciler ran); `outcome` None: it ended without one."""
+        if rec.phase == "reconciling" and ended is not None:
+            rec.duration = ended - rec.phase_since
         rec.phase = "done"
         rec.outcome = outcome.metric if outcome is not None else "interrupted"
         if error is not None:
@@ -297,19 +310,19 @@ class Observer:
 
     def _file(self, rec: ReconcileRecord) -> None:
         rings = self._rings
-        ring = rings.get(rec.key)
+        ring = rings.pop(rec.key, None)  # re-inserted last: most recently used
         if ring is None:
-            ring = rings[rec.key] = deque(maxlen=self.history)
-            if len(rings) > self.max_keys:
-                rings.popitem(last=False)
-        else:
-            rings.move_to_end(rec.key)
+            ring = []
+            if len(rings) >= self.max_keys:
+                del rings[next(iter(rings))]
         ring.append(rec)
+        if len(ring) > self.history:
+            del ring[0]
+        rings[rec.key] = ring
 
     def history_of(self, key: str) -> list[ReconcileRecord]:
         """The key's last reconciles, oldest first."""
-        ring = self._rings.get(key)
-        return list(ring) if ring is not None else []
+        return list(self._rings.get(key) or ())
 
     @property
     def keys(self) -> int:
