@@ -16,6 +16,9 @@ LABEL org.opencontainers.image.title="asyncop" \
 ENV PATH=/opt/asyncop/bin:$PATH \
     PYTHONDONTWRITEBYTECODE=1 \
     PYTHONUNBUFFERED=1
+# openssl: the self-signed certificate of --metrics-secure (and of dev webhook servers)
+RUN apt-get update && apt-get install -y --no-install-recommends openssl \
+ && rm -rf /var/lib/apt/lists/*
 RUN groupadd --system --gid 65532 asyncop \
  && useradd --system --uid 65532 --gid 65532 --no-create-home --home-dir /nonexistent \
       --shell /usr/sbin/nologin asyncop

@@ -434,29 +434,19 @@ class Client:
         kind: Kind | None = None,
         subresource: str = "",
         namespace: str | None = None,
+        span: Span | None = None,
     ) -> Any:
         """Send one request with retries; return the parsed JSON body of the 2xx answer.
         Traced (one span over every attempt) when the Client has a tracer."""
-        tracer = self.tracer
-        if tracer is None:
-            return await self._send(method, path, params, body, content_type, idempotent, None)
-        url = urlsplit(self.config.host)
-        with tracing.request_span(
-                tracer, verb=verb or method.lower(), kind=kind, subresource=subresource,
-                method=method, url=self.config.host + path, host=url.hostname or "",
-                port=url.port, namespace=namespace) as span:
-            return await self._send(method, path, params, body, content_type, idempotent, span)
-
-    async def _send(
-        self,
-        method: str,
-        path: str,
-        params: Params | None,
-        body: bytes | None,
-        content_type: str,
-        idempotent: bool,
-        span: Span | None,
-    ) -> Any:
+        if span is None and self.tracer is not None:
+            url = urlsplit(self.config.host)
+            with tracing.request_span(
+                    self.tracer, verb=verb or method.lower(), kind=kind,
+                    subresource=subresource, method=method, url=self.config.host + path,
+                    host=url.hostname or "", port=url.port, namespace=namespace) as span:
+                return await self._call(method, path, params=params, body=body,
+                                        content_type=content_type, idempotent=idempotent,
+                                        span=span)
         transport = self._open()
         attempt = 0
         while True:

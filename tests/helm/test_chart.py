@@ -333,6 +333,13 @@ def test_secure_metrics_debug_and_tracing() -> None:
     endpoint = sm["spec"]["endpoints"][0]
     assert endpoint["scheme"] == "https" and endpoint["tlsConfig"] == {
         "insecureSkipVerify": True}
+    # a certificate of one's own instead of the self-signed one
+    docs = render({"metrics": {"secure": True, "certSecret": "metrics-tls"}})
+    assert "--metrics-cert-dir=/etc/asyncop/metrics-certs" in container(docs)["args"]
+    [deploy] = of_kind(docs, "Deployment")
+    volumes = {v["name"]: v for v in deploy["spec"]["template"]["spec"]["volumes"]}
+    assert volumes["metrics-certs"]["secret"] == {"secretName": "metrics-tls"}
+    assert restricted_violations(deploy["spec"]["template"]["spec"]) == []
     # the debug endpoint on the public metrics port needs the metrics auth
     with pytest.raises(Exception, match=r"set metrics\.secure=true too"):
         render({"debug": {"enabled": True}})
