@@ -15,7 +15,8 @@ There is no Grafana or Prometheus here, so this does their part honestly and say
    panels at their grid positions with matplotlib, in Grafana's dark colours.
 
 Usage: `python bench/dashboard.py [--seconds 100] [--out docs/images/dashboard.png]
-[--samples samples.json]` (needs matplotlib: `pip install matplotlib`). The leader panel is
+[--samples samples.json | --from-samples samples.json]` (needs matplotlib: `pip install
+matplotlib`). The leader panel is
 empty in this run: the replicas shard the work instead of electing a leader.
 """
 
@@ -168,7 +169,7 @@ def render(store: Store, length: float, out: Path) -> list[str]:
             fig.text(left + 0.004, 1 - top - height * 0.6, panel["title"], color=TEXT,
                      fontsize=13, fontweight="bold")
             continue
-        ax = fig.add_axes((left + 0.012, 1 - top - height + 0.035, width - 0.02,
+        ax = fig.add_axes((left + 0.026, 1 - top - height + 0.035, width - 0.032,
                            height - 0.075))
         ax.set_facecolor(PANEL)
         for side in ax.spines.values():
@@ -223,8 +224,17 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=100.0)
     parser.add_argument("--out", default=str(ROOT / "docs" / "images" / "dashboard.png"))
     parser.add_argument("--samples", default="", help="also write the scraped samples here")
+    parser.add_argument("--from-samples", default="", metavar="PATH",
+                        help="draw from samples written by --samples (no run)")
     args = parser.parse_args()
-    store, raw, length = asyncio.run(run(args.seconds))
+    if args.from_samples:
+        raw = json.loads(Path(args.from_samples).read_text())
+        store = Store()
+        for s in raw:
+            store.add(s["name"], s["labels"], s["t"], float(s["value"]))
+        length = max(s["t"] for s in raw) + 1
+    else:
+        store, raw, length = asyncio.run(run(args.seconds))
     if args.samples:
         Path(args.samples).write_text(json.dumps(raw))
     for line in render(store, length, Path(args.out)):
