@@ -24,6 +24,7 @@ import re
 from bisect import bisect_right
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from itertools import pairwise
 from typing import Any
 
 Labels = tuple[tuple[str, str], ...]
@@ -152,7 +153,7 @@ def _matches(labels: Labels, matchers: tuple[tuple[str, str, str], ...]) -> bool
     have = dict(labels)
     for label, op, value in matchers:
         got = have.get(label, "")
-        if op == "=" and got != value or op == "!=" and got == value:
+        if (op == "=" and got != value) or (op == "!=" and got == value):
             return False
         if op in ("=~", "!~") and (re.fullmatch(value, got) is not None) != (op == "=~"):
             return False
@@ -185,8 +186,7 @@ def evaluate(tree: Any, store: Store, t: float) -> Vector:
             win = _window(points, t, w)
             if len(win) < 2:
                 continue
-            grown = sum(b[1] - a[1] if b[1] >= a[1] else b[1] for a, b in zip(win, win[1:],
-                                                                           strict=False))
+            grown = sum(b[1] - a[1] if b[1] >= a[1] else b[1] for a, b in pairwise(win))
             span = win[-1][0] - win[0][0]
             value = grown if kind == "increase" else (grown / span if span > 0 else 0.0)
             out.append((dict(labels), value))
