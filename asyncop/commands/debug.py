@@ -144,6 +144,8 @@ def _owner(owner: dict[str, Any]) -> str:
 def _seconds(value: Any) -> str:
     if not isinstance(value, int | float):
         return "-"
+    if value < 0.001:
+        return f"{value * 1e6:.0f}µs"
     return f"{value * 1000:.1f}ms" if value < 1 else f"{value:.2f}s"
 
 
