@@ -331,7 +331,6 @@ class Controller:
             name=request.name,
             reconcile_id=reconcile_id,
         )
-        trace_context = None
         shard: int | None = None
         ended: float | None = None
         observer = rt.observer
@@ -349,9 +348,6 @@ class Controller:
                 why, added_at = rt.queue.take_trigger(request)
                 rec = observer.start(request, key, reconcile_id, worker=worker, why=why,
                                      added_at=added_at, shard=shard)
-                if rec.trace_id:  # logs of a traced reconcile name its trace
-                    trace_context = structlog.contextvars.bind_contextvars(
-                        trace_id=rec.trace_id)
             if self._own_writes.pending:
                 if rec is not None and observer is not None and key in self._own_writes.pending:
                     with observer.catching_up(rec, self._own_writes.pending[key][1]):
@@ -389,8 +385,6 @@ class Controller:
                                 ended=ended)
             if shard is not None and rt.gate is not None:
                 rt.gate.finish(request, shard)
-            if trace_context is not None:
-                structlog.contextvars.reset_contextvars(**trace_context)
             structlog.contextvars.reset_contextvars(**log_context)
 
     async def _reconcile(self, rt: _Run, request: Request,

@@ -22,7 +22,7 @@ with a one-line `error`, never an exception.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import Any, Protocol
 
@@ -63,12 +63,34 @@ def _at(clock: Clock, monotonic: float) -> datetime:
     return clock.now() + timedelta(seconds=monotonic - clock.monotonic())
 
 
+ShardOwner = Callable[[str], dict[str, Any]]
+
+
+def ownership(*, leader_election: Any, elector: Any, leading: bool, shards: Any,
+              shard_manager: Any) -> tuple[dict[str, Any], ShardOwner | None]:
+    """Who owns a key on this Manager: (the owner fields, `shard_owner(uid)` if sharded)."""
+    if leader_election is not None:
+        leader = elector.leader if elector is not None else ""
+        return {"mode": "leader-election",
+                "lease": f"{leader_election.namespace}/{leader_election.name}",
+                "leader": leader or None, "thisReplica": leading}, None
+    if shards is None or shard_manager is None:
+        return {"mode": "single", "thisReplica": True}, None
+
+    def shard_owner(uid: str) -> dict[str, Any]:
+        shard = shards.shard_of(uid)
+        return {"shard": shard, "heldHere": shard in shards.held,
+                "assignedTo": shard_manager.assignment.get(shard)}
+
+    return {"mode": "sharding", "group": shard_manager.config.name}, shard_owner
+
+
 class Explainer:
     """Builds the endpoint's answers for one Manager (`owner` says who owns a key)."""
 
     def __init__(self, *, controllers: Sequence[Debuggable], running: Sequence[str],
                  cache: CacheView, clock: Clock, replica: str,
-                 owner: Mapping[str, Any], shard_owner: Any = None) -> None:
+                 owner: Mapping[str, Any], shard_owner: ShardOwner | None = None) -> None:
         self.controllers = controllers
         self.running = set(running)
         self.cache = cache

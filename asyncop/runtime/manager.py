@@ -33,11 +33,8 @@ import contextvars
 import os
 import signal
 import socket
-import ssl
-import tempfile
 import uuid
 from collections.abc import Coroutine
-from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -45,17 +42,16 @@ import structlog
 
 from asyncop.api import Kind
 from asyncop.api.shards import ShardSpace
-from asyncop.certs import Certificate, self_signed
 from asyncop.client import Client, ClientConfig
 from asyncop.client.tracing import tracer_for
 from asyncop.clock import Clock, RealClock, wait_for
 from asyncop.gcpolicy import GcPolicy
 from asyncop.runtime.cache import Cache
-from asyncop.runtime.debug import Explainer
+from asyncop.runtime.debug import Explainer, ownership
 from asyncop.runtime.health import Health, LoopLagProbe
 from asyncop.runtime.leader import LeaderElectionConfig, LeaderElector
 from asyncop.runtime.metrics import Metrics
-from asyncop.runtime.metricsauth import MetricsAuth
+from asyncop.runtime.metricsauth import MetricsAuth, MetricsTLS
 from asyncop.runtime.observe import DEFAULT_HISTORY, Observing
 from asyncop.runtime.recorder import EventRecorder
 from asyncop.runtime.server import ProbeServer, parse_bind_address
@@ -165,8 +161,6 @@ class Manager:
             debug=self.explain if debug_endpoints else None,
             authorize=MetricsAuth(self.client, clock=self.clock) if metrics_secure else None,
         )
-        self.metrics_secure = metrics_secure
-        self.metrics_cert_dir = metrics_cert_dir
         metrics_addr = parse_bind_address(metrics_bind_address)
         if metrics_secure and metrics_addr is not None and metrics_addr.port != 0 \
                 and metrics_addr == parse_bind_address(health_probe_bind_address):
@@ -186,7 +180,7 @@ class Manager:
         self._error: BaseException | None = None
         self._signals: list[int] = []
         self._stop_task: asyncio.Task[None] | None = None
-        self._cert_dir: tempfile.TemporaryDirectory[str] | None = None
+        self._metrics_tls = MetricsTLS(metrics_cert_dir) if metrics_secure else None
         self._log = log.bind(identity=self.identity)
         self.health.add_liveness("loop", self._loop_probe.check)
         self.health.add_liveness("informers", self._informers_live)
@@ -270,8 +264,8 @@ class Manager:
     async def _start(self) -> None:
         if self._owns_client:
             await self.client.__aenter__()
-        if self.metrics_secure:
-            self._server.metrics_ssl = await self._metrics_tls()
+        if self._metrics_tls is not None:
+            self._server.metrics_ssl = await self._metrics_tls.context()
         await self._server.start()
         if self.install_signal_handlers:
             self._install_signals()
@@ -321,9 +315,8 @@ class Manager:
             for task in tasks:
                 await _cancel(task)
             await self._server.stop()
-            if self._cert_dir is not None:
-                self._cert_dir.cleanup()
-                self._cert_dir = None
+            if self._metrics_tls is not None:
+                self._metrics_tls.cleanup()
         finally:
             self._remove_signals()
             await self._close_client()
@@ -491,43 +484,16 @@ class Manager:
                                     lost=sm.losses)
         return self.metrics.exposition()
 
-    async def _metrics_tls(self) -> ssl.SSLContext:
-        """The metrics listener's certificate: `metrics_cert_dir`'s tls.crt and tls.key (as
-        controller-runtime's CertDir), else a self-signed one made at start."""
-        if self.metrics_cert_dir:
-            cert = Certificate(Path(self.metrics_cert_dir) / "tls.crt",
-                               Path(self.metrics_cert_dir) / "tls.key")
-        else:
-            self._cert_dir = tempfile.TemporaryDirectory(prefix="asyncop-metrics-")
-            hosts = ["localhost", "127.0.0.1", socket.gethostname()]
-            cert = await self_signed(Path(self._cert_dir.name), hosts=hosts, name="metrics")
-        return await asyncio.to_thread(cert.server_context)
-
     # -- /debug/reconciles -----------------------------------------------------------------
     def explain(self, query: Any) -> tuple[int, dict[str, Any]]:
         """The /debug/reconciles answer for `query` (kind, namespace, name, controller)."""
-        owner: dict[str, Any] = {"mode": "single", "thisReplica": True}
-        shard_owner = None
-        if self.leader_election is not None:
-            lease = f"{self.leader_election.namespace}/{self.leader_election.name}"
-            leader = self._elector.leader if self._elector is not None else ""
-            owner = {"mode": "leader-election", "lease": lease, "leader": leader or None,
-                     "thisReplica": self._leading}
-        elif self.shards is not None and self.shard_manager is not None:
-            owner = {"mode": "sharding", "group": self.shard_manager.config.name}
-            scope, sm = self.shards, self.shard_manager
-
-            def shard_owner(uid: str) -> dict[str, Any]:
-                shard = scope.shard_of(uid)
-                return {"shard": shard, "heldHere": shard in scope.held,
-                        "assignedTo": sm.assignment.get(shard)}
-
-        explainer = Explainer(
+        owner, shard_owner = ownership(
+            leader_election=self.leader_election, elector=self._elector,
+            leading=self._leading, shards=self.shards, shard_manager=self.shard_manager)
+        return Explainer(
             controllers=[c for c in self._controllers if hasattr(c, "observer")],  # type: ignore[misc]
             running=self.running_controllers, cache=self.cache, clock=self.clock,
-            replica=self.identity, owner=owner,
-            shard_owner=shard_owner if self.shards is not None else None)
-        return explainer.answer(query)
+            replica=self.identity, owner=owner, shard_owner=shard_owner).answer(query)
 
     # -- plumbing -----------------------------------------------------------------------------
     def _spawn(self, coro: Coroutine[Any, Any, None], name: str) -> None:

@@ -20,7 +20,12 @@ cannot be made never lets a request through.
 
 from __future__ import annotations
 
+import asyncio
+import socket
+import ssl
+import tempfile
 from collections import OrderedDict
+from pathlib import Path
 from typing import Any, Protocol, cast
 
 import structlog
@@ -28,6 +33,7 @@ from aiohttp import web
 
 from asyncop.api import Kind, RawObject
 from asyncop.api.kinds import SUBJECTACCESSREVIEW, TOKENREVIEW
+from asyncop.certs import Certificate, self_signed
 from asyncop.clock import Clock
 from asyncop.runtime.rbac import PolicyRule
 
@@ -146,3 +152,27 @@ RBAC_RULES: tuple[PolicyRule, ...] = (
     PolicyRule.for_(SUBJECTACCESSREVIEW, "create"),
 )
 """What the operator needs for `--metrics-secure` (cluster-scoped: a ClusterRole)."""
+
+
+class MetricsTLS:
+    """The secure metrics listener's certificate: `cert_dir`'s tls.crt and tls.key (as
+    controller-runtime's CertDir), else a self-signed one made at start (`openssl`) in a
+    temporary directory that `cleanup()` removes."""
+
+    def __init__(self, cert_dir: str | None) -> None:
+        self.cert_dir = cert_dir
+        self._tmp: tempfile.TemporaryDirectory[str] | None = None
+
+    async def context(self) -> ssl.SSLContext:
+        if self.cert_dir:
+            cert = Certificate(Path(self.cert_dir) / "tls.crt", Path(self.cert_dir) / "tls.key")
+        else:
+            self._tmp = tempfile.TemporaryDirectory(prefix="asyncop-metrics-")
+            hosts = ["localhost", "127.0.0.1", socket.gethostname()]
+            cert = await self_signed(Path(self._tmp.name), hosts=hosts, name="metrics")
+        return await asyncio.to_thread(cert.server_context)
+
+    def cleanup(self) -> None:
+        if self._tmp is not None:
+            self._tmp.cleanup()
+            self._tmp = None

@@ -28,11 +28,13 @@ worker's task (the span context attached in `start` is detached there).
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
+
+import structlog
 
 from asyncop.api import Kind, Request
 from asyncop.clock import Clock
@@ -97,10 +99,10 @@ def describe_trigger(why: object) -> tuple[str, str]:
 class ReconcileRecord:
     """One reconcile: filled in as it runs (the active one), then kept in its key's ring."""
 
-    __slots__ = ("duration", "error", "events", "key", "outcome", "phase", "phase_since",
-                 "queued_seconds", "reconcile_id", "requeue_after", "requeues", "shard",
-                 "span", "started_at", "token", "trace_id", "waiting_for", "why", "worker",
-                 "writes", "writes_unseen", "writes_wait")
+    __slots__ = ("duration", "error", "events", "key", "log_token", "outcome", "phase",
+                 "phase_since", "queued_seconds", "reconcile_id", "requeue_after", "requeues",
+                 "shard", "span", "started_at", "token", "trace_id", "waiting_for", "why",
+                 "worker", "writes", "writes_unseen", "writes_wait")
 
     def __init__(self, key: str, reconcile_id: str, worker: int, started_at: float,
                  why: object, shard: int | None) -> None:
@@ -126,6 +128,7 @@ class ReconcileRecord:
         self.trace_id = ""
         self.span: Span | None = None
         self.token: object = None
+        self.log_token: Mapping[str, Any] | None = None
 
     @property
     def trigger(self) -> str:
@@ -236,6 +239,9 @@ class Observer:
         rec.span = span
         rec.trace_id = format(span.get_span_context().trace_id, "032x")
         rec.token = otel_context.attach(trace.set_span_in_context(span))
+        # the reconcile's log lines name its trace (reset in _close_span, before the
+        # controller resets its own fields)
+        rec.log_token = structlog.contextvars.bind_contextvars(trace_id=rec.trace_id)
 
     @contextmanager
     def catching_up(self, rec: ReconcileRecord, writes: Writes) -> Iterator[ReconcileRecord]:
@@ -309,6 +315,9 @@ class Observer:
         rec.span = None
         otel_context.detach(rec.token)  # type: ignore[arg-type]
         rec.token = None
+        if rec.log_token is not None:
+            structlog.contextvars.reset_contextvars(**rec.log_token)
+            rec.log_token = None
 
     def _file(self, rec: ReconcileRecord) -> None:
         rings = self._rings

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 
 import pytest
+import structlog
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import (
@@ -31,6 +32,8 @@ from asyncop.runtime.reconcile import Result, reconciler
 from asyncop.testing import eventually
 
 CHILD = "-child"
+LOGGED: list[dict[str, object]] = []
+"""The structlog context each reconcile ran with."""
 
 
 @pytest.fixture
@@ -56,6 +59,7 @@ def child_maker(mgr: Manager) -> Controller:
     A ConfigMap named `fail-*` raises instead."""
 
     async def reconcile(req: Request) -> Result:
+        LOGGED.append(structlog.contextvars.get_contextvars())
         if req.name.endswith(CHILD):
             return Result()
         if req.name.startswith("fail-"):
@@ -128,6 +132,9 @@ async def test_one_reconcile_is_a_span_tree_of_its_requests(
         assert a["k8s.namespace.name"] == "default"
         assert str(a["url.full"]).startswith(server.url + "/api/v1/namespaces/default/")
 
+    # the reconcile's log lines name its trace and reconcile
+    [fields] = [f for f in LOGGED if f.get("reconcile_id") == attrs["asyncop.reconcile_id"]]
+    assert fields["trace_id"] == f"{first.context.trace_id:032x}"
     # the patch's own update event brings the key back: that reconcile first waits until
     # the cache has seen both writes of the first one
     second_attrs = dict(second.attributes or {})
