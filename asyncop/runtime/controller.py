@@ -378,13 +378,16 @@ class Controller:
                 log.debug("reconcile done", key=key, started=start, ended=ended,
                           result=outcome.metric if outcome else None, shard=shard)
         finally:
-            if rec is not None and observer is not None:
-                retried = outcome is not None and outcome.action == "rate_limited"
-                observer.finish(rec, outcome, error[0] if error else None, recording,
-                                requeues=rt.queue.num_requeues(request) if retried else 0,
-                                ended=ended)
             if shard is not None and rt.gate is not None:
                 rt.gate.finish(request, shard)
+            if rec is not None and observer is not None:
+                retried = outcome is not None and outcome.action == "rate_limited"
+                try:
+                    observer.finish(rec, outcome, error[0] if error else None, recording,
+                                    requeues=rt.queue.num_requeues(request) if retried else 0,
+                                    ended=ended)
+                except Exception:  # observing must never break the worker
+                    log.exception("recording the reconcile failed", key=key)
             structlog.contextvars.reset_contextvars(**log_context)
 
     async def _reconcile(self, rt: _Run, request: Request,

@@ -81,7 +81,9 @@ class Runnable(Protocol):
         self, *, cache: Cache, clock: Clock, metrics: Metrics | None = None,
         client: Client | None = None, grace_period: float | None = None,
     ) -> None: ...
-    # A sharded Manager also passes `shards=ShardScope` (a Controller accepts it).
+    # A sharded Manager also passes `shards=ShardScope`, and one that traces or serves
+    # /debug/reconciles `observing=Observing` to runnables with an `observer` attribute (a
+    # Controller accepts both).
 
 
 class LeaderElectionLost(RuntimeError):
