@@ -22,7 +22,7 @@ Invariants:
   the process has set up an OpenTelemetry provider (`asyncop.client.tracing.tracer_for`):
   the Client, the recorders and the controllers then share one tracer. `debug_endpoints`
   keeps the last `reconcile_history` reconciles of each key and serves
-  `/debug/reconciles` on the metrics address (`asyncop.runtime.debug`).
+  `/debug/reconciles` on the metrics address (`asyncop.runtime.debug`; none without one).
 """
 
 from __future__ import annotations
