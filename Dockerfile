@@ -6,7 +6,7 @@ WORKDIR /src
 COPY pyproject.toml README.md ./
 COPY asyncop ./asyncop
 RUN python -m venv /opt/asyncop \
- && /opt/asyncop/bin/pip install --no-compile ".[fast]" \
+ && /opt/asyncop/bin/pip install --no-compile ".[fast,otel]" \
  && find /opt/asyncop -name '__pycache__' -prune -exec rm -rf {} +
 
 FROM python:3.11-slim
@@ -16,6 +16,9 @@ LABEL org.opencontainers.image.title="asyncop" \
 ENV PATH=/opt/asyncop/bin:$PATH \
     PYTHONDONTWRITEBYTECODE=1 \
     PYTHONUNBUFFERED=1
+# openssl: the self-signed certificate of --metrics-secure (and of dev webhook servers)
+RUN apt-get update && apt-get install -y --no-install-recommends openssl \
+ && rm -rf /var/lib/apt/lists/*
 RUN groupadd --system --gid 65532 asyncop \
  && useradd --system --uid 65532 --gid 65532 --no-create-home --home-dir /nonexistent \
       --shell /usr/sbin/nologin asyncop

@@ -1,8 +1,9 @@
-"""The `asyncop` command line: run, init, create api, generate, crds, apiserver, version.
+"""The `asyncop` command line: run, debug, init, create api, generate, crds, apiserver, version.
 
 This module parses and dispatches; the commands live in `asyncop.commands` (`run`:
 an operator — the bundled one or a user's TARGET — until Ctrl-C/SIGTERM; `generate`/`crds`:
-the CRDs and chart files the code implies). `apiserver` runs the embedded API server alone.
+the CRDs and chart files the code implies; `debug`: ask a running operator why an object did
+or didn't reconcile). `apiserver` runs the embedded API server alone.
 
 Invariant: every user error (bad flag, unreadable kubeconfig, unreachable server, unknown
 controller, missing CRD, a 403) ends as ONE line on stderr that names the fix, exit code 2,
@@ -21,6 +22,7 @@ from typing import NoReturn
 
 from asyncop import __version__
 from asyncop.client import ConfigError, TransportError
+from asyncop.commands import debug as debug_cmd
 from asyncop.commands import eventloop
 from asyncop.commands.errors import UserError
 from asyncop.commands.eventloop import CHOICES
@@ -40,7 +42,7 @@ class _Parser(argparse.ArgumentParser):
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="asyncop", description="asyncio Kubernetes operators")
     sub = parser.add_subparsers(
-        dest="command", metavar="{run,init,create,generate,crds,apiserver,version}")
+        dest="command", metavar="{run,debug,init,create,generate,crds,apiserver,version}")
     sub.required = True
     run = sub.add_parser("run", help="run an operator's controllers (default: the bundled ones)")
     run.add_argument("target", nargs="?", default=None, metavar="TARGET",
@@ -84,6 +86,19 @@ def build_parser() -> argparse.ArgumentParser:
                      "collection, so pauses stay short with a big cache (default: on)")
     run.add_argument("--event-loop", choices=CHOICES, default="auto",
                      help="auto (default): uvloop when installed (asyncop[fast]), else asyncio")
+    run.add_argument("--debug-endpoints", action="store_true",
+                     help="keep each object's last reconciles and serve /debug/reconciles next "
+                     "to /metrics (for `asyncop debug`; a non-loopback metrics address needs "
+                     "--metrics-secure)")
+    run.add_argument("--reconcile-history", type=int, default=8, metavar="N",
+                     help="reconciles kept per object with --debug-endpoints (default 8)")
+    run.add_argument("--metrics-secure", action="store_true",
+                     help="serve metrics (and /debug) over HTTPS to callers whose bearer "
+                     "token the API server authenticates and RBAC allows (TokenReview + "
+                     "SubjectAccessReview, as controller-runtime)")
+    run.add_argument("--metrics-cert-dir", default=None, metavar="DIR",
+                     help="tls.crt and tls.key for --metrics-secure (default: self-signed)")
+    debug_cmd.add_parser(sub)
     init = sub.add_parser("init", help="scaffold a new operator project")
     init.add_argument("--name", required=True, help="project name, e.g. memcached-operator")
     init.add_argument("--domain", required=True, help="API group domain, e.g. example.com")
@@ -164,6 +179,8 @@ async def amain(argv: Sequence[str], *, process: bool = False) -> int:
             return init_command(args)
         if args.command == "create":
             return create_api_command(args)
+        if args.command == "debug":
+            return await debug_cmd.debug_command(args)
         if args.command == "apiserver":
             raise UserError("`asyncop apiserver` runs its own event loop; call main() instead")
         return await run_command(args, process=process)

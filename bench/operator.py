@@ -17,6 +17,11 @@ and peak RSS (/proc) are its own. One JSON line per case on stdout:
 4. `cache_sync`: an informer's initial sync of N ConfigMaps of ~2 KB (20,000; 100,000 with
    --large), created first by 32 concurrent clients; sync seconds and RSS bytes per object.
 
+Observability variants (docs/observability.md): `asyncop-traced` exports a span per reconcile
+and per request over OTLP/HTTP to a sink in this process (OTEL_* variables, as a user would
+set them); `asyncop-debug` runs with `--debug-endpoints` (per-key reconcile history). Plain
+`asyncop` is tracing off, the default.
+
 Each At case runs for `asyncop` (`python -m asyncop run --controllers at`) and for `kopf`
 (bench/peers/kopf_at.py under `kopf run`, its default settings). kopf is optional: when it is
 not importable, its cases print a `skipped` line. Before a case is timed, one warm-up object
@@ -70,6 +75,7 @@ NS = "bench"
 MIB = 1024 * 1024
 IMPLS = ("asyncop", "asyncop+asyncio", "kopf", "kopf-quiet")
 PROFILE_DIR = ""  # set by --profile
+OTLP_SINK: dict[str, Any] = {"url": "", "requests": 0, "bytes": 0}  # set by otlp_sink()
 
 
 def emit(line: dict[str, Any]) -> None:
@@ -99,6 +105,13 @@ def start_operator(impl: str, work: Workdir, server: Server, *, script: str = "a
             argv += ["--workers", name.partition(":")[2]]
         if loop:  # asyncop+asyncio: the standard event loop (default: auto, uvloop if there)
             argv += ["--event-loop", loop]
+        env = {"KUBECONFIG": kc}
+        if name.startswith("asyncop-traced"):
+            env.update(OTEL_TRACES_EXPORTER="otlp", OTEL_BSP_SCHEDULE_DELAY="500",
+                       OTEL_EXPORTER_OTLP_TRACES_ENDPOINT=OTLP_SINK["url"])
+        if name.startswith("asyncop-debug"):
+            argv += ["--debug-endpoints", "--metrics-bind-address", "127.0.0.1:0"]
+        return Process(impl, argv, log=work.path / f"{impl}-{script}.log", env=env)
     elif impl.startswith("asyncop"):
         argv = [sys.executable, "-P", str(BENCH / "_asyncop_side.py"), script, "--kubeconfig", kc,
                 "--namespace", namespace]
@@ -197,6 +210,9 @@ async def at_throughput(impl: str, n: int) -> None:
                   "requests_per_at_by_verb": {k: round(v / n, 2)
                                               for k, v in sorted(requests.items())},
                   "not_succeeded": len(bad), "pods": len(pods), "expected_pods": n + 1,
+                  **({"otlp_exports": OTLP_SINK["requests"],
+                      "otlp_mib": round(OTLP_SINK["bytes"] / MIB, 2)}
+                     if "traced" in impl else {}),
                   **restart})
     finally:
         if op is not None:
@@ -386,10 +402,30 @@ async def cache_sync(n: int) -> None:
         work.cleanup()
 
 
+async def otlp_sink() -> Any:
+    """An OTLP/HTTP receiver that accepts and counts trace exports (for asyncop-traced)."""
+    from aiohttp import web
+
+    async def traces(request: web.Request) -> web.Response:
+        OTLP_SINK["requests"] += 1
+        OTLP_SINK["bytes"] += len(await request.read())
+        return web.Response(body=b"", content_type="application/x-protobuf")
+
+    app = web.Application(client_max_size=64 * MIB)
+    app.router.add_post("/v1/traces", traces)
+    runner = web.AppRunner(app, access_log=None)
+    await runner.setup()
+    await web.TCPSite(runner, "127.0.0.1", 0).start()
+    OTLP_SINK["url"] = f"http://127.0.0.1:{runner.addresses[0][1]}/v1/traces"
+    return runner
+
+
 async def run(args: argparse.Namespace) -> None:
     only = set(args.only.split(","))
     impls = [i for i in args.impl.split(",") if i]
     missing = kopf_missing()
+    if any(i.startswith("asyncop-traced") for i in impls):
+        await otlp_sink()  # lives as long as the run
 
     async def each(case: str, body: Any, *, variants: bool = True) -> None:
         for impl in impls:

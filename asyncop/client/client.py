@@ -18,7 +18,10 @@ Invariants:
   is retried once at most); pauses are jittered exponential backoff through the Clock, or
   exactly `Retry-After` seconds when the server says so;
 - write listeners run after every successful write, and a failing listener never fails
-  the write.
+  the write;
+- with a `tracer` (`asyncop.client.tracing`), each call is one CLIENT span (its retries are
+  span events) and carries the `traceparent` header; without one, nothing is traced and the
+  request path is the untraced one.
 """
 
 from __future__ import annotations
@@ -29,12 +32,14 @@ import shutil
 import tempfile
 from collections.abc import AsyncGenerator, Callable
 from types import TracebackType
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
+from urllib.parse import urlsplit
 
 import orjson
 import structlog
 
 from asyncop.api import ApiError, Kind, RawObject, error_from_status, object_key
+from asyncop.client import tracing
 from asyncop.client.auth import Credentials
 from asyncop.client.authhealth import AuthHealth
 from asyncop.client.config import ClientConfig
@@ -44,6 +49,9 @@ from asyncop.client.retry import Backoff, parse_retry_after
 from asyncop.client.transport import Params, Transport
 from asyncop.client.watch import WatchEvent, parse_events
 from asyncop.clock import Clock, RealClock
+
+if TYPE_CHECKING:
+    from opentelemetry.trace import Span, Tracer
 
 log = structlog.get_logger("asyncop.client")
 
@@ -86,8 +94,11 @@ class Client:
         backoff: Backoff | None = None,
         user_agent: str = "asyncop/0.1",
         pool_size: int = 100,
+        tracer: Tracer | None = None,
     ) -> None:
         self.config = config
+        self.tracer: Tracer | None = tracer
+        """OpenTelemetry tracer for request spans (None: off; a Manager sets its own)."""
         self.clock: Clock = clock or RealClock()
         self.timeout = timeout
         self.watch_timeout = watch_timeout
@@ -170,8 +181,9 @@ class Client:
         return namespace or self.config.namespace
 
     async def get(self, kind: Kind, name: str, *, namespace: str | None = None) -> RawObject:
-        path = kind.path(self._ns(kind, namespace), name)
-        obj: RawObject = await self._call("GET", path, idempotent=True)
+        ns = self._ns(kind, namespace)
+        obj: RawObject = await self._call("GET", kind.path(ns, name), idempotent=True,
+                                          verb="get", kind=kind, namespace=ns)
         return obj
 
     async def list(
@@ -203,8 +215,10 @@ class Client:
             params.append(("continue", continue_))
         if resource_version is not None:
             params.append(("resourceVersion", resource_version))
-        path = kind.path(namespace if kind.namespaced else None)
-        body: dict[str, Any] = await self._call("GET", path, params=params, idempotent=True)
+        ns = namespace if kind.namespaced else None
+        body: dict[str, Any] = await self._call("GET", kind.path(ns), params=params,
+                                                idempotent=True, verb="list", kind=kind,
+                                                namespace=ns)
         return body
 
     async def create(
@@ -212,7 +226,8 @@ class Client:
     ) -> RawObject:
         ns = self._ns(kind, namespace or obj.get("metadata", {}).get("namespace"))
         created: RawObject = await self._call(
-            "POST", kind.path(ns), body=orjson.dumps(obj), idempotent=False
+            "POST", kind.path(ns), body=orjson.dumps(obj), idempotent=False,
+            verb="create", kind=kind, namespace=ns,
         )
         self._notify(kind, created)
         return created
@@ -225,9 +240,11 @@ class Client:
 
     async def _put(self, kind: Kind, obj: RawObject, subresource: str) -> RawObject:
         meta = obj["metadata"]
-        path = kind.path(self._ns(kind, meta.get("namespace")), meta["name"], subresource)
+        ns = self._ns(kind, meta.get("namespace"))
         updated: RawObject = await self._call(
-            "PUT", path, body=orjson.dumps(obj), idempotent=bool(meta.get("resourceVersion"))
+            "PUT", kind.path(ns, meta["name"], subresource), body=orjson.dumps(obj),
+            idempotent=bool(meta.get("resourceVersion")), verb="update", kind=kind,
+            subresource=subresource, namespace=ns,
         )
         self._notify(kind, updated)
         return updated
@@ -251,14 +268,18 @@ class Client:
             params.append(("fieldManager", field_manager))
         if force is not None:
             params.append(("force", "true" if force else "false"))
-        path = kind.path(self._ns(kind, namespace), name, subresource)
+        ns = self._ns(kind, namespace)
         patched: RawObject = await self._call(
             "PATCH",
-            path,
+            kind.path(ns, name, subresource),
             params=params,
             body=body if isinstance(body, bytes) else orjson.dumps(body),
             content_type=CONTENT_TYPES[patch_type],
             idempotent=patch_type == "apply",
+            verb="apply" if patch_type == "apply" else "patch",
+            kind=kind,
+            subresource=subresource,
+            namespace=ns,
         )
         self._notify(kind, patched)
         return patched
@@ -301,7 +322,8 @@ class Client:
             options["gracePeriodSeconds"] = grace_period_seconds
         ns = self._ns(kind, namespace)
         result = await self._call(
-            "DELETE", kind.path(ns, name), body=orjson.dumps(options), idempotent=True
+            "DELETE", kind.path(ns, name), body=orjson.dumps(options), idempotent=True,
+            verb="delete", kind=kind, namespace=ns,
         )
         key = f"{ns}/{name}" if ns else name
         if isinstance(result, dict) and result.get("kind") != "Status":
@@ -368,6 +390,8 @@ class Client:
     def _notify(self, kind: Kind, obj: RawObject | None, key: str | None = None) -> None:
         if key is None:
             assert obj is not None
+            if not (obj.get("metadata") or {}).get("name"):
+                return  # a review (TokenReview, SubjectAccessReview): answered, not stored
             key = object_key(obj)
         for cb in self._listeners:
             try:
@@ -406,31 +430,50 @@ class Client:
         body: bytes | None = None,
         content_type: str = _JSON,
         idempotent: bool,
+        verb: str = "",
+        kind: Kind | None = None,
+        subresource: str = "",
+        namespace: str | None = None,
+        span: Span | None = None,
     ) -> Any:
-        """Send one request with retries; return the parsed JSON body of the 2xx answer."""
+        """Send one request with retries; return the parsed JSON body of the 2xx answer.
+        Traced (one span over every attempt) when the Client has a tracer."""
+        if span is None and self.tracer is not None:
+            url = urlsplit(self.config.host)
+            with tracing.request_span(
+                    self.tracer, verb=verb or method.lower(), kind=kind,
+                    subresource=subresource, method=method, url=self.config.host + path,
+                    host=url.hostname or "", port=url.port, namespace=namespace) as span:
+                return await self._call(method, path, params=params, body=body,
+                                        content_type=content_type, idempotent=idempotent,
+                                        span=span)
         transport = self._open()
         attempt = 0
         while True:
             headers = await self._headers(content_type if body is not None else None)
+            if span is not None:
+                tracing.inject(headers)
             try:
                 status, resp_headers, data = await transport.call(
                     method, path, params, headers, body, timeout=self.timeout)
             except TimeoutError as exc:
                 # a timeout already cost `timeout` seconds: retry it once at most
                 if idempotent and attempt < min(1, self.max_retries):
-                    await self._pause(attempt, method, path, None, "timeout")
+                    await self._pause(attempt, method, path, None, "timeout", span)
                     attempt += 1
                     continue
                 raise RequestTimeout(f"{method} {path} timed out after {self.timeout}s") from exc
             except (ConnectFailed, ConnectionLost) as exc:
                 refused = isinstance(exc, ConnectFailed)
                 if (idempotent or refused) and attempt < self.max_retries:
-                    await self._pause(attempt, method, path, None, type(exc).__name__)
+                    await self._pause(attempt, method, path, None, type(exc).__name__, span)
                     attempt += 1
                     continue
                 raise TransportError(f"{method} {path} failed: {exc!r}") from exc
             if 200 <= status < 300:
                 self.auth.accepted()
+                if span is not None:
+                    span.set_attribute("http.response.status_code", status)
                 return loads(data) if data else {}
             err = self._error(status, data, resp_headers)
             if status in (401, 403):
@@ -440,7 +483,7 @@ class Client:
                 status >= 500 and (idempotent or err.retry_after is not None)
             )
             if retryable and attempt < self.max_retries:
-                await self._pause(attempt, method, path, err.retry_after, str(status))
+                await self._pause(attempt, method, path, err.retry_after, str(status), span)
                 attempt += 1
                 continue
             raise err
@@ -451,9 +494,14 @@ class Client:
         self.auth.rejected(status, verb=verb, path=path, message=err.message)
 
     async def _pause(
-        self, attempt: int, method: str, path: str, retry_after: float | None, why: str
+        self, attempt: int, method: str, path: str, retry_after: float | None, why: str,
+        span: Span | None,
     ) -> None:
         delay = retry_after if retry_after is not None else self.backoff.delay(attempt)
         log.info("request retried", verb=method, path=path, reason=why, attempt=attempt + 1,
                  delay=round(delay, 3))
+        if span is not None:
+            span.add_event("retry", {"asyncop.retry.reason": why,
+                                     "asyncop.retry.attempt": attempt + 1,
+                                     "asyncop.retry.delay_seconds": delay})
         await self.clock.sleep(delay)

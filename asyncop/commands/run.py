@@ -7,6 +7,10 @@ starts, `preflight` checks that the server answers, that the CRDs of the watched
 resources are installed (or installs the operator's CRDs with `--install-crds`) and that RBAC
 lets us list every watched kind.
 
+Tracing follows the standard OTEL_* variables (`asyncop.client.tracing.from_environment`;
+off unless they ask for traces); `--debug-endpoints` serves /debug/reconciles for
+`asyncop debug`.
+
 Invariant: every user error (bad flag, unloadable target, unreadable kubeconfig,
 unreachable server, unknown controller, missing CRD, a 403) ends as a `UserError`: one line
 that names the fix, exit code 2. Losing the lease (or a crashed controller) exits 1, like
@@ -27,7 +31,14 @@ import yaml
 
 from asyncop.api import AlreadyExists, ApiError, Forbidden, Kind, NotFound, RawObject
 from asyncop.api import kinds as builtin_kinds
-from asyncop.client import Client, ClientConfig, ConfigError, TransportError, load_config
+from asyncop.client import (
+    Client,
+    ClientConfig,
+    ConfigError,
+    TransportError,
+    load_config,
+    tracing,
+)
 from asyncop.commands import eventloop
 from asyncop.commands.errors import UserError
 from asyncop.commands.target import operator_crds, resolve_operator
@@ -37,7 +48,7 @@ from asyncop.runtime.controller import Controller
 from asyncop.runtime.leader import LeaderElectionConfig
 from asyncop.runtime.logs import configure_logging, parse_level
 from asyncop.runtime.manager import LeaderElectionLost, Manager
-from asyncop.runtime.server import parse_bind_address
+from asyncop.runtime.server import InsecureDebugBind, parse_bind_address
 from asyncop.runtime.sharding import ShardingConfig
 
 log = structlog.get_logger("asyncop.cli")
@@ -59,6 +70,14 @@ def _validate(args: argparse.Namespace) -> None:
         raise UserError(str(exc)) from None
     if args.workers is not None and args.workers < 1:
         raise UserError("--workers must be at least 1")
+    if args.metrics_cert_dir and not args.metrics_secure:
+        raise UserError("--metrics-cert-dir needs --metrics-secure")
+    if args.reconcile_history < 1:
+        raise UserError("--reconcile-history must be at least 1")
+    if args.debug_endpoints and not args.embedded and \
+            parse_bind_address(args.metrics_bind_address) is None:
+        raise UserError("--debug-endpoints serves /debug/reconciles on the metrics address: "
+                        "give --metrics-bind-address (e.g. 127.0.0.1:8080)")
     if args.leader_elect and args.sharding:
         raise UserError("--leader-elect and --sharding exclude each other: one leader does all "
                         "the work, or every replica does its share")
@@ -126,6 +145,24 @@ async def _run_manager(
 ) -> int:
     namespaces = _split(args.namespace)
     default_bind = "127.0.0.1:0" if args.embedded else "0"
+    try:
+        provider = tracing.from_environment()
+    except tracing.TracingUnavailable as exc:
+        raise UserError(str(exc)) from None
+    try:
+        return await _run_traced(args, config, op, names, docs, install=install,
+                                 embedded=embedded, provider=provider, namespaces=namespaces,
+                                 default_bind=default_bind)
+    finally:
+        if provider is not None:
+            await asyncio.to_thread(tracing.shutdown, provider)  # export what is buffered
+
+
+async def _run_traced(
+    args: argparse.Namespace, config: ClientConfig, op: Operator, names: list[str] | None,
+    docs: list[RawObject], *, install: bool, embedded: tuple[str, str] | None,
+    provider: Any, namespaces: list[str], default_bind: str,
+) -> int:
     le = sharding = None
     lease_ns = args.leader_election_namespace or config.namespace
     timings = {"lease_duration": args.lease_duration, "renew_deadline": args.renew_deadline,
@@ -135,17 +172,25 @@ async def _run_manager(
     if args.sharding:
         sharding = ShardingConfig(name=op.lease_name, namespace=lease_ns, shards=args.shards,
                                   **timings)
-    mgr = Manager(
-        config=config,
-        namespaces=namespaces or None,
-        leader_election=le,
-        sharding=sharding,
-        metrics_bind_address=args.metrics_bind_address or default_bind,
-        health_probe_bind_address=args.health_probe_bind_address or default_bind,
-        exit_on_lost_lease=True,
-        install_signal_handlers=True,
-        gc_freeze=args.gc_freeze,
-    )
+    try:
+        mgr = Manager(
+            config=config,
+            namespaces=namespaces or None,
+            leader_election=le,
+            sharding=sharding,
+            metrics_bind_address=args.metrics_bind_address or default_bind,
+            health_probe_bind_address=args.health_probe_bind_address or default_bind,
+            exit_on_lost_lease=True,
+            install_signal_handlers=True,
+            gc_freeze=args.gc_freeze,
+            tracer_provider=provider,
+            debug_endpoints=args.debug_endpoints,
+            reconcile_history=args.reconcile_history,
+            metrics_secure=args.metrics_secure,
+            metrics_cert_dir=args.metrics_cert_dir,
+        )
+    except (InsecureDebugBind, ValueError) as exc:
+        raise UserError(str(exc)) from None
     try:
         controllers = op.install(mgr, names=names, workers=args.workers)
     except OperatorError as exc:
@@ -170,6 +215,9 @@ async def _run_manager(
     try:
         if mgr.metrics_port:
             print(f"metrics: http://127.0.0.1:{mgr.metrics_port}/metrics", flush=True)
+            if args.debug_endpoints:
+                print(f"debug: asyncop debug KIND/NAME --address "
+                      f"http://127.0.0.1:{mgr.metrics_port}", flush=True)
         if mgr.health_port and mgr.health_port != mgr.metrics_port:
             print(f"health: http://127.0.0.1:{mgr.health_port}/healthz", flush=True)
         if args.embedded:

@@ -21,6 +21,11 @@ resourceVersion (or its informer's stream passed it with the object gone, delete
 a reconcile never acts on a cache older than its own last writes. A timeout only logs and
 proceeds; shutdown abandons such waits.
 
+Observation (`asyncop.runtime.observe`): given `observing=` (tracing or the debug endpoint
+on), the queue and the watch handlers keep each key's trigger, and every reconcile is a span
+and/or a record in its key's history; `observer` and `queue` are what the debug endpoint
+reads. Without it none of that code runs.
+
 Permissions: `rbac=` declares the rules the reconciler needs for its writes (and reads of
 kinds it does not watch); `rbac_rules` adds get/list/watch for every watched kind, so
 `asyncop generate` renders a Role that is exactly what the controller declares.
@@ -46,8 +51,9 @@ from asyncop.clock import Clock, wait_for
 from asyncop.runtime.handlers import Watch
 from asyncop.runtime.listeners import EventHandler
 from asyncop.runtime.metrics import ControllerStats, Metrics
+from asyncop.runtime.observe import Observer, Observing, ReconcileRecord
 from asyncop.runtime.outcome import Outcome, error_text, outcome_of
-from asyncop.runtime.ownwrites import OwnWrites
+from asyncop.runtime.ownwrites import OwnWrites, Recording
 from asyncop.runtime.ratelimit import RateLimiter
 from asyncop.runtime.rbac import READ, PolicyRule, merge_rules
 from asyncop.runtime.reconcile import Reconciler, Result
@@ -99,6 +105,7 @@ class _Run:
     stats: ControllerStats | None
     grace: float
     gate: ShardGate | None = None
+    observer: Observer | None = None
     # Workers waiting for the cache to catch up (not yet reconciling): shutdown cancels them.
     catching_up: set[asyncio.Task[None]] = field(default_factory=set)
 
@@ -146,6 +153,8 @@ class Controller:
         if self.primary is None and any(w.target == "owner" for w in self.watches):
             raise ValueError("owns() needs a for_() watch naming the primary kind")
         self.queue: WorkQueue[Request] | None = None
+        self.observer: Observer | None = None
+        """Spans and per-key history while running with `observing` (the debug endpoint)."""
         self._running = False
         self._write_sources: list[WriteSource] = []
         self._own_writes = OwnWrites(timeout=write_sync_timeout)
@@ -170,6 +179,7 @@ class Controller:
         client: WriteSource | None = None,
         grace_period: float | None = None,
         shards: ShardScope | None = None,
+        observing: Observing | None = None,
     ) -> None:
         """Run until cancelled; cancellation drains in-flight reconciles, then propagates.
 
@@ -188,7 +198,7 @@ class Controller:
         try:
             await self._run(cache=cache, clock=clock, metrics=metrics, client=client,
                             grace=DEFAULT_GRACE_PERIOD if grace is None else grace,
-                            shards=shards)
+                            shards=shards, observing=observing)
         finally:
             self._running = False
 
@@ -201,12 +211,23 @@ class Controller:
         client: WriteSource | None,
         grace: float,
         shards: ShardScope | None = None,
+        observing: Observing | None = None,
     ) -> None:
+        observer = None
+        if observing is not None and observing.on:
+            # a restarted controller (a regained lease) keeps the history it had
+            observer = self.observer if self.observer is not None else Observer(
+                self.name, self.primary, clock=clock, tracer=observing.tracer,
+                history=observing.history, max_keys=observing.max_keys)
+            observer.tracer = observing.tracer
+        self.observer = observer
+        track = observer is not None
         queue: WorkQueue[Request] = WorkQueue(
             clock=clock,
             rate_limiter=self._rate_limiter,
             name=self.name,
             metrics=metrics.queue_metrics(self.name) if metrics is not None else None,
+            track_triggers=track,
         )
         self.queue = queue
         stats = metrics.controller(self.name, workers=self.workers) if metrics else None
@@ -214,11 +235,11 @@ class Controller:
         if shards is not None:
             gate = ShardGate(shards, cache=cast(ShardCache, cache), primary=self.primary,
                              watches=self.watches, queue=queue)
-        rt = _Run(queue, cache, clock, stats, grace, gate)
+        rt = _Run(queue, cache, clock, stats, grace, gate, observer)
         registrations = [
             cache.informer(w.kind).add_handler(w.handler(
                 queue, primary=self.primary,
-                admit=gate.admit_for(w) if gate is not None else None))
+                admit=gate.admit_for(w) if gate is not None else None, track=track))
             for w in self.watches
         ]
         if client is not None:
@@ -230,7 +251,7 @@ class Controller:
             await cache.wait_for_sync()
             log.info("controller started", controller=self.name, workers=self.workers)
             tasks = [
-                asyncio.create_task(self._worker(rt), name=f"{self.name}-worker-{i}")
+                asyncio.create_task(self._worker(rt, i), name=f"{self.name}-worker-{i}")
                 for i in range(self.workers)
             ]
             # asyncio.wait (unlike gather) leaves the workers running when we are cancelled.
@@ -273,7 +294,7 @@ class Controller:
                 await asyncio.gather(*tasks, return_exceptions=True)
 
     # -- workers --------------------------------------------------------------------------------
-    async def _worker(self, rt: _Run) -> None:
+    async def _worker(self, rt: _Run, index: int) -> None:
         queue = rt.queue
         while True:
             try:
@@ -283,7 +304,7 @@ class Controller:
             try:
                 if queue.shutting_down:
                     continue  # draining: finish in-flight work only, start nothing new
-                await self._process(rt, request)
+                await self._process(rt, request, index)
             except asyncio.CancelledError:
                 task = asyncio.current_task()
                 if rt.gate is None or task is None or not rt.gate.take_revoked(task):
@@ -301,33 +322,51 @@ class Controller:
     def _reconcile_id(self) -> str:
         return uuid.UUID(int=self._rng.getrandbits(128), version=4).hex
 
-    async def _process(self, rt: _Run, request: Request) -> None:
+    async def _process(self, rt: _Run, request: Request, worker: int) -> None:
         key = request.key
+        reconcile_id = self._reconcile_id()
         log_context = structlog.contextvars.bind_contextvars(
             controller=self.name,
             namespace=request.namespace,
             name=request.name,
-            reconcile_id=self._reconcile_id(),
+            reconcile_id=reconcile_id,
         )
         shard: int | None = None
+        ended: float | None = None
+        observer = rt.observer
+        rec: ReconcileRecord | None = None
+        recording: Recording | None = None
+        outcome: Outcome | None = None
+        error: list[BaseException] = []
         try:
             if rt.gate is not None:
                 shard = rt.gate.start(request)
                 if shard is None:  # not this replica's (any more): drop it
                     rt.queue.forget(request)
                     return
+            if observer is not None:
+                why, added_at = rt.queue.take_trigger(request)
+                rec = observer.start(request, key, reconcile_id, worker=worker, why=why,
+                                     added_at=added_at, shard=shard)
             if self._own_writes.pending:
-                await self._catch_up(rt, key)
+                if rec is not None and observer is not None and key in self._own_writes.pending:
+                    with observer.catching_up(rec, self._own_writes.pending[key][1]):
+                        rec.writes_unseen = await self._catch_up(rt, key)
+                else:
+                    await self._catch_up(rt, key)
                 if rt.queue.shutting_down:
                     return
             stats = rt.stats
             if stats is not None:
                 stats.busy(1)
             start = rt.clock.monotonic()
-            outcome: Outcome | None = None
+            if rec is not None and observer is not None:
+                observer.reconciling(rec, start)
             try:
-                with self._own_writes.recording(key, rt.clock):
-                    outcome = await self._reconcile(rt, request)
+                with self._own_writes.recording(
+                        key, rt.clock, events=observer is not None and observer.records_events,
+                ) as recording:
+                    outcome = await self._reconcile(rt, request, error)
             finally:
                 ended = rt.clock.monotonic()
                 if stats is not None:
@@ -341,10 +380,20 @@ class Controller:
         finally:
             if shard is not None and rt.gate is not None:
                 rt.gate.finish(request, shard)
+            if rec is not None and observer is not None:
+                retried = outcome is not None and outcome.action == "rate_limited"
+                try:
+                    observer.finish(rec, outcome, error[0] if error else None, recording,
+                                    requeues=rt.queue.num_requeues(request) if retried else 0,
+                                    ended=ended)
+                except Exception:  # observing must never break the worker
+                    log.exception("recording the reconcile failed", key=key)
             structlog.contextvars.reset_contextvars(**log_context)
 
-    async def _reconcile(self, rt: _Run, request: Request) -> Outcome:
-        """One reconcile, judged by `outcome_of` and applied to the queue and the log."""
+    async def _reconcile(self, rt: _Run, request: Request,
+                         errors: list[BaseException]) -> Outcome:
+        """One reconcile, judged by `outcome_of` and applied to the queue and the log (its
+        error, if any, is appended to `errors`)."""
         error: BaseException | None = None
         result: Result | None = None
         try:
@@ -357,9 +406,12 @@ class Controller:
         except Exception as exc:
             error = exc
         outcome = outcome_of(result, error)
-        if error is not None and outcome.ordinary_failure and not self.recover_panic:
-            raise error
+        if error is not None:
+            errors.append(error)
+            if outcome.ordinary_failure and not self.recover_panic:
+                raise error
         queue = rt.queue
+        track = rt.observer is not None
         if outcome.log_level is not None and error is not None:
             fields: dict[str, object] = {"key": request.key, "error": error_text(error)}
             if not outcome.terminal:
@@ -368,21 +420,28 @@ class Controller:
                 fields["exc_info"] = error
             (log.info if outcome.log_level == "info" else log.error)(outcome.message, **fields)
         if outcome.action == "rate_limited":
-            queue.add_rate_limited(request)
+            if track and error is not None:
+                queue.add_rate_limited(request, ("retry", error_text(error)))
+            else:
+                queue.add_rate_limited(request)
         else:
             queue.forget(request)
             if outcome.action == "requeue_after":
-                queue.add_after(request, outcome.after)
+                if track:
+                    queue.add_after(request, outcome.after, ("requeue_after", outcome.after))
+                else:
+                    queue.add_after(request, outcome.after)
         return outcome
 
     # -- read-your-own-writes ---------------------------------------------------------------
-    async def _catch_up(self, rt: _Run, key: str) -> None:
-        """Wait (bounded) for the cache to see the last writes; shutdown may abandon this."""
+    async def _catch_up(self, rt: _Run, key: str) -> int:
+        """Wait (bounded) for the cache to see the last writes; shutdown may abandon this.
+        How many writes it had not seen when the bound ran out."""
         task = asyncio.current_task()
         if task is not None:
             rt.catching_up.add(task)
         try:
-            await self._own_writes.catch_up(rt.cache, rt.clock, key)
+            return await self._own_writes.catch_up(rt.cache, rt.clock, key)
         finally:
             if task is not None:
                 rt.catching_up.discard(task)

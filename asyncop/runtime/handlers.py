@@ -16,7 +16,9 @@ custom resources an operator watches (to generate and install their CRDs).
 On update the mapper runs on both old and new objects (an owner or mapped key may change),
 so both get reconciled. `Watch.handler(queue, primary=...)` builds the informer event handler
 (`on_add`, `on_update`, `on_delete`). Invariant: handlers never block and never raise into
-the informer; they only call `queue.add`.
+the informer; they only call `queue.add`. With `track=True` (tracing or the debug endpoint
+on) each add carries its trigger, `(event, kind, target, object)` — a tuple, described
+lazily by `asyncop.runtime.observe` — and nothing else changes.
 
 Predicates (all must pass): `generation_changed` (updates pass only when
 `metadata.generation` changed), `resource_version_changed` (drops resync updates),
@@ -44,7 +46,7 @@ Admit = Callable[[Request, RawObject], bool]
 
 
 class Enqueuer(Protocol):
-    def add(self, item: Request) -> None: ...
+    def add(self, item: Request, why: object = None) -> None: ...
 
 
 def _always(obj: RawObject) -> bool:
@@ -119,9 +121,10 @@ class Watch:
     """The resource class the watch was declared with, if any (not a bare Kind)."""
 
     def handler(self, queue: Enqueuer, *, primary: Kind | None = None,
-                admit: Admit | None = None) -> WatchHandler:
+                admit: Admit | None = None, track: bool = False) -> WatchHandler:
         """The informer event handler that enqueues this watch's Requests onto `queue` (only
-        those `admit(request, obj)` accepts, when given: a sharded controller's own shards)."""
+        those `admit(request, obj)` accepts, when given: a sharded controller's own shards);
+        `track`: each add says which event caused it."""
         if self.target == "self":
             mapper: Mapper = _own_key
         elif self.target == "owner":
@@ -133,7 +136,7 @@ class Watch:
             mapper = self.mapper
         return WatchHandler(
             queue, mapper, self.predicates, kind=self.kind, map_old=self.target != "self",
-            admit=admit,
+            admit=admit, target=self.target if track else None,
         )
 
 
@@ -183,7 +186,7 @@ class WatchHandler:
     """The informer event handler (`asyncop.runtime.listeners.EventHandler`) a Watch builds:
     filter with the predicates, map to Requests, `queue.add` each."""
 
-    __slots__ = ("_admit", "_kind", "_map_old", "_mapper", "_predicates", "_queue")
+    __slots__ = ("_admit", "_kind", "_map_old", "_mapper", "_predicates", "_queue", "_target")
 
     def __init__(
         self,
@@ -194,8 +197,10 @@ class WatchHandler:
         kind: Kind,
         map_old: bool = True,
         admit: Admit | None = None,
+        target: str | None = None,
     ) -> None:
         self._admit = admit
+        self._target = target  # set: adds carry their trigger
         self._queue = queue
         self._mapper = mapper
         self._predicates = predicates
@@ -204,18 +209,18 @@ class WatchHandler:
 
     def on_add(self, obj: RawObject) -> None:
         if self._passes(lambda p: p.create(obj)):
-            self._enqueue(obj)
+            self._enqueue("added", obj)
 
     def on_update(self, old: RawObject, new: RawObject) -> None:
         if self._passes(lambda p: p.update(old, new)):
             if self._map_old:
-                self._enqueue(new, old)
+                self._enqueue("updated", new, old)
             else:
-                self._enqueue(new)
+                self._enqueue("updated", new)
 
     def on_delete(self, obj: RawObject) -> None:
         if self._passes(lambda p: p.delete(obj)):
-            self._enqueue(obj)
+            self._enqueue("deleted", obj)
 
     def _passes(self, check: Callable[[Predicate], bool]) -> bool:
         try:
@@ -224,7 +229,8 @@ class WatchHandler:
             log.exception("watch predicate failed", kind=str(self._kind))
             return False
 
-    def _enqueue(self, *objs: RawObject) -> None:
+    def _enqueue(self, event: str, *objs: RawObject) -> None:
+        target = self._target
         for obj in objs:
             try:
                 requests = list(self._mapper(obj))
@@ -234,4 +240,7 @@ class WatchHandler:
             admit = self._admit
             for request in requests:
                 if admit is None or admit(request, obj):
-                    self._queue.add(request)
+                    if target is None:
+                        self._queue.add(request)
+                    else:
+                        self._queue.add(request, (event, self._kind, target, obj))

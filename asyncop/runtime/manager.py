@@ -18,35 +18,48 @@ Invariants:
   recorders (flushed), the lease (released), the HTTP server, the client (if owned).
 - No global state; signal handlers only with `install_signal_handlers=True` (the CLI).
   Every task the Manager starts is tracked and awaited by `stop()`: nothing is left pending.
+- Observability (docs/observability.md): tracing is on when `tracer_provider` is given or
+  the process has set up an OpenTelemetry provider (`asyncop.client.tracing.tracer_for`):
+  the Client, the recorders and the controllers then share one tracer. `debug_endpoints`
+  keeps the last `reconcile_history` reconciles of each key and serves
+  `/debug/reconciles` on the metrics address (`asyncop.runtime.debug`; none without one).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import os
 import signal
 import socket
 import uuid
 from collections.abc import Coroutine
 from types import TracebackType
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import structlog
 
 from asyncop.api import Kind
 from asyncop.api.shards import ShardSpace
 from asyncop.client import Client, ClientConfig
+from asyncop.client.tracing import tracer_for
 from asyncop.clock import Clock, RealClock, wait_for
 from asyncop.gcpolicy import GcPolicy
 from asyncop.runtime.cache import Cache
+from asyncop.runtime.debug import Explainer, ownership
 from asyncop.runtime.health import Health, LoopLagProbe
 from asyncop.runtime.leader import LeaderElectionConfig, LeaderElector
 from asyncop.runtime.metrics import Metrics
+from asyncop.runtime.metricsauth import MetricsAuth, MetricsTLS
+from asyncop.runtime.observe import DEFAULT_HISTORY, Observing
 from asyncop.runtime.recorder import EventRecorder
-from asyncop.runtime.server import ProbeServer
+from asyncop.runtime.server import ProbeServer, parse_bind_address
 from asyncop.runtime.sharding import ShardingConfig, ShardManager
 from asyncop.runtime.shards import ShardScope
+
+if TYPE_CHECKING:
+    from opentelemetry.trace import TracerProvider
 
 log = structlog.get_logger("asyncop.manager")
 
@@ -68,7 +81,9 @@ class Runnable(Protocol):
         self, *, cache: Cache, clock: Clock, metrics: Metrics | None = None,
         client: Client | None = None, grace_period: float | None = None,
     ) -> None: ...
-    # A sharded Manager also passes `shards=ShardScope` (a Controller accepts it).
+    # A sharded Manager also passes `shards=ShardScope`, and one that traces or serves
+    # /debug/reconciles `observing=Observing` to runnables with an `observer` attribute (a
+    # Controller accepts both).
 
 
 class LeaderElectionLost(RuntimeError):
@@ -97,6 +112,11 @@ class Manager:
         exit_on_lost_lease: bool = False,
         install_signal_handlers: bool = False,
         gc_freeze: bool = False,
+        tracer_provider: TracerProvider | None = None,
+        debug_endpoints: bool = False,
+        reconcile_history: int = DEFAULT_HISTORY,
+        metrics_secure: bool = False,
+        metrics_cert_dir: str | None = None,
     ) -> None:
         if (config is None) == (client is None):
             raise ValueError("pass exactly one of config= or client=")
@@ -128,12 +148,26 @@ class Manager:
         self.install_signal_handlers = install_signal_handlers
         self.gc_policy = GcPolicy(clock=self.clock) if gc_freeze else None
         """With `gc_freeze`: short full GC collections in a big cache (asyncop.gcpolicy)."""
+        self.tracer = tracer_for(tracer_provider)
+        """The OpenTelemetry tracer of everything this Manager runs (None: tracing off)."""
+        if self.tracer is not None and self.client.tracer is None:
+            self.client.tracer = self.tracer
+        if debug_endpoints and reconcile_history < 1:
+            raise ValueError("debug_endpoints needs reconcile_history >= 1")
+        self.observing = Observing(self.tracer, reconcile_history if debug_endpoints else 0)
         self._server = ProbeServer(
             health=self.health,
             exposition=self._exposition,
             metrics_bind_address=metrics_bind_address,
             health_probe_bind_address=health_probe_bind_address,
+            debug=self.explain if debug_endpoints else None,
+            authorize=MetricsAuth(self.client, clock=self.clock) if metrics_secure else None,
         )
+        metrics_addr = parse_bind_address(metrics_bind_address)
+        if metrics_secure and metrics_addr is not None and metrics_addr.port != 0 \
+                and metrics_addr == parse_bind_address(health_probe_bind_address):
+            raise ValueError("secure metrics are served over HTTPS and the probes over HTTP: "
+                             "give the health probes an address of their own")
         self._loop_probe = LoopLagProbe(self.clock)
         self._controllers: list[Runnable] = []
         self._controller_tasks: dict[str, asyncio.Task[None]] = {}
@@ -148,6 +182,7 @@ class Manager:
         self._error: BaseException | None = None
         self._signals: list[int] = []
         self._stop_task: asyncio.Task[None] | None = None
+        self._metrics_tls = MetricsTLS(metrics_cert_dir) if metrics_secure else None
         self._log = log.bind(identity=self.identity)
         self.health.add_liveness("loop", self._loop_probe.check)
         self.health.add_liveness("informers", self._informers_live)
@@ -201,6 +236,7 @@ class Manager:
             rec = EventRecorder(
                 self.client, component=component, clock=self.clock, host=self.identity
             )
+            rec.tracer = self.tracer
             self._recorders[component] = rec
             if self._started:
                 self._spawn(rec.run(), f"recorder:{component}")
@@ -230,6 +266,8 @@ class Manager:
     async def _start(self) -> None:
         if self._owns_client:
             await self.client.__aenter__()
+        if self._metrics_tls is not None:
+            self._server.metrics_ssl = await self._metrics_tls.context()
         await self._server.start()
         if self.install_signal_handlers:
             self._install_signals()
@@ -279,6 +317,8 @@ class Manager:
             for task in tasks:
                 await _cancel(task)
             await self._server.stop()
+            if self._metrics_tls is not None:
+                self._metrics_tls.cleanup()
         finally:
             self._remove_signals()
             await self._close_client()
@@ -371,6 +411,8 @@ class Manager:
         if c.name in self._controller_tasks:
             return
         extra: dict[str, Any] = {} if self.shards is None else {"shards": self.shards}
+        if self.observing.on and hasattr(c, "observer"):
+            extra["observing"] = self.observing
         coro = c.run(cache=self.cache, clock=self.clock, metrics=self.metrics, client=self.client,
                      grace_period=self.graceful_shutdown_timeout, **extra)
         task = asyncio.create_task(self._guard(c.name, coro), name=f"controller:{c.name}")
@@ -444,9 +486,23 @@ class Manager:
                                     lost=sm.losses)
         return self.metrics.exposition()
 
+    # -- /debug/reconciles -----------------------------------------------------------------
+    def explain(self, query: Any) -> tuple[int, dict[str, Any]]:
+        """The /debug/reconciles answer for `query` (kind, namespace, name, controller)."""
+        owner, shard_owner = ownership(
+            leader_election=self.leader_election, elector=self._elector,
+            leading=self._leading, shards=self.shards, shard_manager=self.shard_manager)
+        return Explainer(
+            controllers=[c for c in self._controllers if hasattr(c, "observer")],  # type: ignore[misc]
+            running=self.running_controllers, cache=self.cache, clock=self.clock,
+            replica=self.identity, owner=owner, shard_owner=shard_owner).answer(query)
+
     # -- plumbing -----------------------------------------------------------------------------
     def _spawn(self, coro: Coroutine[Any, Any, None], name: str) -> None:
-        task = asyncio.create_task(coro, name=name)
+        # a context of its own: a recorder started from inside a reconcile (its first
+        # `mgr.recorder(...)` call) must not inherit that reconcile's context (its own-writes
+        # recording, its log fields, its span)
+        task = asyncio.create_task(coro, name=name, context=contextvars.Context())
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 

@@ -16,6 +16,11 @@ never costs a timeout. A kind no informer watches (`NotWatched`: the reconciler 
 it from the cache) has nothing to wait for. The whole wait is bounded by `timeout` on the
 clock; a timeout only logs.
 
+The recording is also what the debug endpoint and traces show of a reconcile: `recording()`
+yields it (its `writes` after the block), and when the observer asks (`events=True`) the
+EventRecorder notes each Event recorded during the reconcile in it (`note_event`).
+`catch_up` returns how many writes the cache had not seen within the bound.
+
 Invariants: writes made outside any reconcile, or in another controller's reconcile, are not
 recorded here; only the last reconcile's writes are waited for; the pending records are
 bounded: once more than `MAX_PENDING` keys have records, those older than `timeout` are
@@ -49,15 +54,26 @@ class CacheVersions(Protocol):
     ) -> object: ...
 
 
-class _Recording:
-    __slots__ = ("owner", "writes")
+class Recording:
+    """What one running reconcile wrote: objects (kind, key) -> resourceVersion, and, when
+    asked for, the Events it recorded as (type, reason)."""
 
-    def __init__(self, owner: OwnWrites) -> None:
+    __slots__ = ("events", "owner", "writes")
+
+    def __init__(self, owner: OwnWrites, *, events: bool = False) -> None:
         self.owner = owner
         self.writes: Writes = {}
+        self.events: list[tuple[str, str]] | None = [] if events else None
 
 
-_recording: ContextVar[_Recording | None] = ContextVar("asyncop_own_writes", default=None)
+_recording: ContextVar[Recording | None] = ContextVar("asyncop_own_writes", default=None)
+
+
+def note_event(type: str, reason: str) -> None:
+    """Note an Event recorded by the running reconcile (if one records events)."""
+    rec = _recording.get()
+    if rec is not None and rec.events is not None:
+        rec.events.append((type, reason))
 
 
 class OwnWrites:
@@ -78,12 +94,12 @@ class OwnWrites:
         )
 
     @contextmanager
-    def recording(self, key: str, clock: Clock) -> Iterator[None]:
+    def recording(self, key: str, clock: Clock, *, events: bool = False) -> Iterator[Recording]:
         """Record the writes made inside the block (the reconcile of `key`)."""
-        rec = _Recording(self)
+        rec = Recording(self, events=events)
         token = _recording.set(rec)
         try:
-            yield
+            yield rec
         finally:
             _recording.reset(token)
             if rec.writes:
@@ -108,11 +124,13 @@ class OwnWrites:
         record = self.pending.pop(key, None)
         return {} if record is None else record[1]
 
-    async def catch_up(self, cache: CacheVersions, clock: Clock, key: str) -> None:
-        """Wait (bounded) until the cache reflects the writes of `key`'s last reconcile."""
+    async def catch_up(self, cache: CacheVersions, clock: Clock, key: str) -> int:
+        """Wait (bounded) until the cache reflects the writes of `key`'s last reconcile;
+        how many it had not seen when the bound ran out."""
         writes = self._forget(key)
+        unseen = 0
         if not writes:
-            return
+            return 0
         deadline = clock.monotonic() + self.timeout
         for (kind, obj_key), rv in writes.items():
             remaining = deadline - clock.monotonic()
@@ -129,12 +147,14 @@ class OwnWrites:
                 log.exception("waiting for own write failed", kind=str(kind), key=obj_key)
                 continue
             if not seen:
+                unseen += 1
                 log.warning(
                     "cache behind own write, proceeding",
                     kind=str(kind),
                     key=obj_key,
                     resource_version=rv,
                 )
+        return unseen
 
 
 # --- waiting for an informer to reach a resourceVersion ------------------------------------

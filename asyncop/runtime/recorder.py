@@ -15,6 +15,10 @@ objects a second, each with two Events). Invariants:
   `involvedObject.namespace`), as the API server's legacy Event validation requires.
 - A full queue or a rate-limited object drops the event (and logs it); API errors are logged.
 - Every timestamp comes from the clock; the aggregation and rate-limit tables are bounded LRUs.
+- An Event recorded during a reconcile is noted in that reconcile's record (what the debug
+  endpoint shows it wrote, `ownwrites.note_event`); with a `tracer`, its post is a `post
+  event` span (a trace of its own) linked to the reconcile's span, so a trace viewer goes
+  from the reconcile to the Events it caused and back.
 """
 
 from __future__ import annotations
@@ -22,14 +26,18 @@ from __future__ import annotations
 import asyncio
 from collections import OrderedDict
 from dataclasses import dataclass
-from typing import Any, Literal, Protocol, cast
+from typing import TYPE_CHECKING, Any, Literal, Protocol, cast
 
 import structlog
 
 from asyncop.api import AlreadyExists, ApiError, Kind, NotFound, RawObject
 from asyncop.api.kinds import EVENT
 from asyncop.clock import Clock, format_time, wait_for
+from asyncop.runtime.ownwrites import note_event
 from asyncop.runtime.rbac import PolicyRule
+
+if TYPE_CHECKING:
+    from opentelemetry.trace import SpanContext, Tracer
 
 log = structlog.get_logger("asyncop.recorder")
 
@@ -65,6 +73,8 @@ class _Pending:
     reason: str
     message: str
     timestamp: str
+    link: SpanContext | None = None
+    """The span of the reconcile that recorded it (tracing on)."""
 
     @property
     def key(self) -> tuple[str, ...]:
@@ -115,6 +125,8 @@ class EventRecorder:
         self._posted: OrderedDict[tuple[str, ...], _Posted] = OrderedDict()
         self._last_nanos = 0
         self.dropped = 0
+        self.tracer: Tracer | None = None
+        """OpenTelemetry tracer (set by the Manager when tracing is on)."""
         self._log = log.bind(component=component)
 
     def event(
@@ -128,6 +140,7 @@ class EventRecorder:
     ) -> None:
         """Record an Event about `obj` (pass `kind` when `obj` lacks apiVersion/kind)."""
         try:
+            note_event(type, reason)
             self._enqueue(obj, type, reason, message, kind)
         except Exception as exc:  # never fail the caller (a reconcile)
             self._log.warning("event not recorded", reason=reason, error=str(exc))
@@ -157,12 +170,20 @@ class EventRecorder:
             reason=reason,
             message=message[:MAX_MESSAGE],
             timestamp=format_time(self._clock.now()),
+            link=self._current_span() if self.tracer is not None else None,
         )
         try:
             self._queue.put_nowait(pending)
         except asyncio.QueueFull:
             self.dropped += 1
             self._log.warning("event queue full", reason=reason, object=involved["name"])
+
+    @staticmethod
+    def _current_span() -> SpanContext | None:
+        from opentelemetry import trace
+
+        ctx = trace.get_current_span().get_span_context()
+        return ctx if ctx.is_valid else None
 
     def _allow(self, ident: str) -> bool:
         now = self._clock.monotonic()
@@ -197,7 +218,10 @@ class EventRecorder:
                     await busy
                 done = self._inflight[key] = loop.create_future()
                 try:
-                    await self._post(pending)
+                    if self.tracer is None:
+                        await self._post(pending)
+                    else:
+                        await self._traced_post(self.tracer, pending)
                 finally:
                     del self._inflight[key]
                     done.set_result(None)
@@ -219,6 +243,18 @@ class EventRecorder:
     @property
     def pending(self) -> int:
         return self._queue.qsize()
+
+    async def _traced_post(self, tracer: Tracer, p: _Pending) -> None:
+        from opentelemetry import context as otel_context
+        from opentelemetry.trace import Link
+
+        attributes = {"asyncop.event.reason": p.reason, "asyncop.event.type": p.type,
+                      "asyncop.event.object": f"{p.involved['kind']} {p.involved['name']}",
+                      "k8s.namespace.name": p.namespace}
+        with tracer.start_as_current_span(
+                "post event", context=otel_context.Context(), attributes=attributes,
+                links=[Link(p.link)] if p.link is not None else None):
+            await self._post(p)
 
     async def _post(self, p: _Pending) -> None:
         key = p.key

@@ -112,7 +112,7 @@ class ShardGate:
             if uid and self.scope.shard_of(uid) in shards:
                 key = _key(obj)
                 self.uids[key] = uid
-                self.queue.add(key)
+                self.queue.add(key, ("shard_acquired", self.scope.shard_of(uid)))
         for watch in self.watches:
             if watch.target != "owner":
                 continue
@@ -125,7 +125,7 @@ class ShardGate:
                         else ""
                     key = Request(ref["name"], ns)
                     self.uids[key] = ref["uid"]
-                    self.queue.add(key)
+                    self.queue.add(key, ("shard_acquired", self.scope.shard_of(ref["uid"])))
 
     def revoked(self, shards: set[int]) -> None:
         for task, shard in list(self.workers.items()):

@@ -16,6 +16,13 @@ Invariants:
 
 Nothing here creates a task: getters wait on futures that `add`/`done`/`shutdown` resolve.
 Metrics are optional and go through the small `QueueMetrics` protocol.
+
+Triggers (`track_triggers=True`, for tracing and the debug endpoint): `add(key, why)` keeps
+the `why` (an opaque value; `asyncop.runtime.observe` describes them) of the add that made
+the key dirty, with its time, until a worker `take_trigger`s it; a delayed add keeps its
+`why` until it fires. Entries exist only for dirty, delayed or processing keys, so they are
+bounded like the queue (a key handed to a worker keeps its entry until `take_trigger` or `done`).
+Without tracking, `why` is ignored and nothing is kept.
 """
 
 from __future__ import annotations
@@ -25,6 +32,7 @@ import heapq
 import itertools
 from collections import deque
 from collections.abc import Callable, Hashable
+from dataclasses import dataclass
 from typing import Generic, Protocol, TypeVar
 
 from asyncop.clock import Clock, Timer
@@ -55,6 +63,24 @@ class QueueMetrics(Protocol):
         ...
 
 
+@dataclass(frozen=True, slots=True)
+class KeyState:
+    """Where one key is in the queue right now (`WorkQueue.state`)."""
+
+    queued: bool
+    """Waiting for a worker (dirty and not held by one)."""
+    processing: bool
+    """Held by a worker between `get()` and `done()`."""
+    requeued: bool
+    """Added again while processing: queued once `done()`."""
+    delayed_until: float | None
+    """Monotonic deadline of a pending `add_after` (a backoff or a requeue), if any."""
+    delayed_why: object
+    """The `why` of that delayed add (tracked queues only)."""
+    requeues: int
+    """Rate-limited retries since the key was last forgotten."""
+
+
 class WorkQueue(Generic[K]):
     def __init__(
         self,
@@ -63,6 +89,7 @@ class WorkQueue(Generic[K]):
         rate_limiter: RateLimiter | None = None,
         name: str = "",
         metrics: QueueMetrics | None = None,
+        track_triggers: bool = False,
     ) -> None:
         self.name = name
         self._clock = clock
@@ -84,15 +111,23 @@ class WorkQueue(Generic[K]):
         # Metrics bookkeeping (only filled when metrics are configured).
         self._added_at: dict[K, float] = {}
         self._started_at: dict[K, float] = {}
+        # Triggers (only with track_triggers): why each dirty key was added, and when;
+        # the why of each pending delayed add.
+        self._why: dict[K, tuple[object, float]] | None = {} if track_triggers else None
+        self._later: dict[K, object] | None = {} if track_triggers else None
+        self._taken: dict[K, tuple[object, float | None]] = {}  # handed out, not yet taken
         if metrics is not None:
             metrics.track_processing(self.processing_times)
 
     # -- adding -------------------------------------------------------------------------
-    def add(self, key: K) -> None:
-        """Mark `key` as needing work; it is queued unless already queued or processing."""
+    def add(self, key: K, why: object = None) -> None:
+        """Mark `key` as needing work; it is queued unless already queued or processing.
+        `why` says what asked for it (kept by a tracked queue when it makes the key dirty)."""
         if self._shutting_down or key in self._dirty:
             return
         self._dirty.add(key)
+        if self._why is not None:
+            self._why[key] = (why, self._clock.monotonic())
         metrics = self._metrics
         if metrics is not None:
             metrics.added()
@@ -104,14 +139,14 @@ class WorkQueue(Generic[K]):
             metrics.depth(len(self._queue))
         self._wake_getter()
 
-    def add_after(self, key: K, delay: float) -> None:
+    def add_after(self, key: K, delay: float, why: object = None) -> None:
         """Add `key` once `delay` seconds have passed (at once if `delay <= 0`)."""
         if self._shutting_down:
             return
         if self._metrics is not None:
             self._metrics.retried()
         if delay <= 0:
-            self.add(key)
+            self.add(key, why)
             return
         deadline = self._clock.monotonic() + delay
         current = self._waiting.get(key)
@@ -119,15 +154,17 @@ class WorkQueue(Generic[K]):
             return
         seq = next(self._seq)
         self._waiting[key] = (deadline, seq)
+        if self._later is not None:
+            self._later[key] = why
         heapq.heappush(self._heap, (deadline, seq, key))
         if current is not None and len(self._heap) > 2 * len(self._waiting) + 64:
             self._compact()
         if self._timer is None or deadline < self._timer_at:
             self._arm(deadline)
 
-    def add_rate_limited(self, key: K) -> None:
+    def add_rate_limited(self, key: K, why: object = None) -> None:
         """Add `key` after the delay the rate limiter assigns to it."""
-        self.add_after(key, self._limiter.when(key))
+        self.add_after(key, self._limiter.when(key), why)
 
     def forget(self, key: K) -> None:
         """Clear `key`'s retry history in the rate limiter (it does not dequeue it)."""
@@ -156,6 +193,8 @@ class WorkQueue(Generic[K]):
         key = self._queue.popleft()
         self._processing.add(key)
         self._dirty.discard(key)
+        if self._why is not None:
+            self._taken[key] = self._why.pop(key, (None, None))
         metrics = self._metrics
         if metrics is not None:
             now = self._clock.monotonic()
@@ -174,6 +213,8 @@ class WorkQueue(Generic[K]):
         if key not in self._processing:
             return
         self._processing.remove(key)
+        if self._why is not None:
+            self._taken.pop(key, None)
         metrics = self._metrics
         if metrics is not None:
             started = self._started_at.pop(key, None)
@@ -187,7 +228,27 @@ class WorkQueue(Generic[K]):
         if not self._processing and self._drain_waiters:
             self._release_drain_waiters()
 
+    def take_trigger(self, key: K) -> tuple[object, float | None]:
+        """(why, monotonic time of the add) of the add a worker just got `key` for, once;
+        (None, None) when the queue does not track triggers."""
+        return self._taken.pop(key, (None, None))
+
     # -- state ------------------------------------------------------------------------------
+    def state(self, key: K) -> KeyState:
+        """Where `key` is now: queued, processing (and requeued), delayed until when."""
+        processing = key in self._processing
+        dirty = key in self._dirty
+        waiting = self._waiting.get(key)
+        return KeyState(
+            queued=dirty and not processing,
+            processing=processing,
+            requeued=dirty and processing,
+            delayed_until=None if waiting is None else waiting[0],
+            delayed_why=None if waiting is None or self._later is None
+            else self._later.get(key),
+            requeues=self._limiter.num_requeues(key),
+        )
+
     def __len__(self) -> int:
         """Keys waiting in the queue (not counting processing or delayed ones)."""
         return len(self._queue)
@@ -222,6 +283,8 @@ class WorkQueue(Generic[K]):
         self._cancel_timer()
         self._heap.clear()
         self._waiting.clear()
+        if self._later is not None:
+            self._later.clear()
         while self._getters:
             fut = self._getters.popleft()
             if not fut.done():
@@ -290,4 +353,5 @@ class WorkQueue(Generic[K]):
                 return
             heapq.heappop(heap)
             del waiting[key]
-            self.add(key)
+            later = self._later
+            self.add(key, None if later is None else later.pop(key, None))

@@ -305,3 +305,41 @@ def test_the_image_runs_as_a_numeric_non_root_user() -> None:
     assert users == ["65532:65532"]
     [pod] = [spec for _, spec in pod_specs(render())]
     assert pod["securityContext"]["runAsUser"] == 65532
+
+
+def test_secure_metrics_debug_and_tracing() -> None:
+    # off by default: no flags, no review permissions, a plain-HTTP ServiceMonitor
+    c = container(render())
+    assert not [a for a in c["args"] if a.startswith(("--metrics-secure", "--debug"))]
+    assert not [e for e in c["env"] if e["name"].startswith("OTEL_")]
+    docs = render({"metrics": {"secure": True, "serviceMonitor": {"enabled": True}},
+                   "debug": {"enabled": True, "history": 4},
+                   "tracing": {"otlpEndpoint": "http://otel:4318", "sampleRatio": 0.25}})
+    args = container(docs)["args"]
+    assert "--metrics-secure" in args and "--debug-endpoints" in args
+    assert "--reconcile-history=4" in args
+    env = {e["name"]: e.get("value") for e in container(docs)["env"]}
+    assert env["OTEL_EXPORTER_OTLP_ENDPOINT"] == "http://otel:4318"
+    assert env["OTEL_TRACES_SAMPLER"] == "parentbased_traceidratio"
+    assert env["OTEL_TRACES_SAMPLER_ARG"] == "0.25"
+    roles = {r["metadata"]["name"]: r for r in of_kind(docs, "ClusterRole")}
+    # what asyncop.runtime.metricsauth needs, and what a scraper must be granted
+    from asyncop.runtime import metricsauth
+    assert triples(roles["rel-asyncop-metrics-auth"]["rules"]) == triples(
+        [r.to_dict() for r in metricsauth.RBAC_RULES])
+    assert roles["rel-asyncop-metrics-reader"]["rules"] == [
+        {"nonResourceURLs": ["/metrics", "/debug/reconciles"], "verbs": ["get"]}]
+    [sm] = of_kind(docs, "ServiceMonitor")
+    endpoint = sm["spec"]["endpoints"][0]
+    assert endpoint["scheme"] == "https" and endpoint["tlsConfig"] == {
+        "insecureSkipVerify": True}
+    # a certificate of one's own instead of the self-signed one
+    docs = render({"metrics": {"secure": True, "certSecret": "metrics-tls"}})
+    assert "--metrics-cert-dir=/etc/asyncop/metrics-certs" in container(docs)["args"]
+    [deploy] = of_kind(docs, "Deployment")
+    volumes = {v["name"]: v for v in deploy["spec"]["template"]["spec"]["volumes"]}
+    assert volumes["metrics-certs"]["secret"] == {"secretName": "metrics-tls"}
+    assert restricted_violations(deploy["spec"]["template"]["spec"]) == []
+    # the debug endpoint on the public metrics port needs the metrics auth
+    with pytest.raises(Exception, match=r"set metrics\.secure=true too"):
+        render({"debug": {"enabled": True}})
