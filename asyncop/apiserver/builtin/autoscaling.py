@@ -20,7 +20,6 @@ from typing import Any
 
 from asyncop.api import StatusCause
 from asyncop.apiserver.builtin.fieldkit import (
-    GoRepr,
     Obj,
     as_dict,
     as_int,
@@ -35,6 +34,7 @@ from asyncop.apiserver.builtin.fieldkit import (
     qualified_name_errors,
     spec_of,
 )
+from asyncop.apiserver.builtin.gofmt import Raw
 from asyncop.apiserver.builtin.quantities import quantity_sign
 
 HPAS = ("autoscaling", "horizontalpodautoscalers")
@@ -172,7 +172,7 @@ def _target(source: Obj, path: str) -> list[StatusCause]:
         if target.get(key) is not None:
             sign, shown = quantity_sign(target[key])
             if sign != 1:  # kube prints the dereferenced Quantity struct (%#v)
-                out.append(field_invalid(f"{path}.{key}", GoRepr(shown), "must be positive"))
+                out.append(field_invalid(f"{path}.{key}", Raw(shown), "must be positive"))
     utilization = target.get("averageUtilization")
     if utilization is not None and (as_int(utilization) is None or utilization < 1):
         out.append(field_invalid(f"{path}.averageUtilization", utilization,

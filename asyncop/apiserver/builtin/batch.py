@@ -26,13 +26,10 @@ from asyncop.apiserver.builtin.fields import (
     IMMUTABLE_MSG,
     Causes,
     Obj,
-    Raw,
     as_dict,
     as_int,
     as_list,
     as_str,
-    go_label_selector,
-    go_string_map,
     invalid,
     is_dns1123_label,
     is_dns1123_subdomain,
@@ -44,6 +41,7 @@ from asyncop.apiserver.builtin.fields import (
     spec_of,
     too_long_max,
 )
+from asyncop.apiserver.builtin.gofmt import Raw, go_label_selector, go_string_map
 from asyncop.apiserver.builtin.jobpolicies import completion_mode, policies
 from asyncop.apiserver.builtin.poddefaults import template_defaults
 from asyncop.apiserver.builtin.podspec import pod_template

@@ -24,13 +24,13 @@ from asyncop.apiserver.builtin.fields import (
     Obj,
     as_dict,
     as_str,
-    go_label_selector,
     invalid,
     nonnegative,
     not_supported,
     required,
     spec_of,
 )
+from asyncop.apiserver.builtin.gofmt import go_label_selector
 from asyncop.apiserver.builtin.poddefaults import template_defaults
 
 CRONJOBS = ("batch", "cronjobs")

@@ -23,7 +23,6 @@ from typing import Any
 
 from asyncop.api import StatusCause
 from asyncop.apiserver.builtin.fieldkit import (
-    GoRepr,
     Obj,
     as_dict,
     as_int,
@@ -31,10 +30,9 @@ from asyncop.apiserver.builtin.fieldkit import (
     dns1123_subdomain_errors,
     field_invalid,
     field_required,
-    go_quote,
-    go_value,
     qualified_name_errors,
 )
+from asyncop.apiserver.builtin.gofmt import Raw, go_quote, go_value
 
 EVENTS = ("", "events")
 EVENTS_V1 = ("events.k8s.io", "events")
@@ -168,7 +166,7 @@ def _immutable(obj: Obj, old: Obj) -> list[StatusCause]:
         if (new or None) == (before or None):
             continue
         shown = render[field](new) if field in render else go_value(as_str(new))
-        out.append(field_invalid(path, GoRepr(shown), "field is immutable"))
+        out.append(field_invalid(path, Raw(shown), "field is immutable"))
     return out
 
 

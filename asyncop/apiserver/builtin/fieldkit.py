@@ -16,70 +16,10 @@ from typing import Any
 
 from asyncop.api import StatusCause
 from asyncop.apiserver.builtin.fields import Obj, as_dict, as_int, as_list, as_str, spec_of
+from asyncop.apiserver.builtin.gofmt import go_quote, go_value
 
 # the accessors, re-exported for the family modules that import everything from here
 __all__ = ["Obj", "as_dict", "as_int", "as_list", "as_str", "spec_of"]
-
-# kube's field.Error constructors (apimachinery util/validation/field) with their exact
-# messages, the apimachinery string checks they are fed with (util/validation, the label
-# checks of meta/v1/validation), and Go's rendering of the offending value (`ErrorBody`:
-# strings as %q, numbers and booleans as %v, nil as `null`, anything else as %#v).
-
-class GoRepr(str):
-    """A value already rendered as Go's %#v prints it (a struct, slice or pointer)."""
-
-
-def go_quote(text: str) -> str:
-    """Go's strconv.Quote: a double-quoted literal with Go's escapes."""
-    out = ['"']
-    for ch in text:
-        code = ord(ch)
-        if ch in '"\\':
-            out.append("\\" + ch)
-        elif ch in _GO_ESCAPES:
-            out.append(_GO_ESCAPES[ch])
-        elif ch.isprintable() or ch == " ":
-            out.append(ch)
-        elif code < 0x80:
-            out.append(f"\\x{code:02x}")
-        elif code < 0x10000:
-            out.append(f"\\u{code:04x}")
-        else:
-            out.append(f"\\U{code:08x}")
-    out.append('"')
-    return "".join(out)
-
-
-_GO_ESCAPES = {"\a": "\\a", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t",
-               "\v": "\\v"}
-
-
-def go_value(value: Any) -> str:
-    """How field.Error's ErrorBody prints a bad value."""
-    if isinstance(value, GoRepr):
-        return str(value)
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int):
-        return str(value)
-    if isinstance(value, float):
-        return str(int(value)) if value.is_integer() and abs(value) < 1e21 else repr(value)
-    if isinstance(value, str):
-        return go_quote(value)
-    if isinstance(value, list) and all(isinstance(v, str) for v in value):
-        return go_string_slice(value)
-    if isinstance(value, dict) and all(isinstance(v, str) for v in value.values()):
-        inner = ", ".join(f"{go_quote(k)}:{go_quote(v)}" for k, v in sorted(value.items()))
-        return "map[string]string{" + inner + "}"
-    return GoRepr(repr(value))
-
-
-def go_string_slice(values: list[str], type_name: str = "[]string") -> str:
-    """%#v of a string slice (nil when None-like is wanted: pass `type_name + "(nil)"`)."""
-    return type_name + "{" + ", ".join(go_quote(v) for v in values) + "}"
-
 
 def field_required(path: str, detail: str = "") -> StatusCause:
     return _field_cause(path, "FieldValueRequired", "Required value", detail)

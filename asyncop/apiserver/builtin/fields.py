@@ -6,7 +6,7 @@ into an empty one so a rule never raises (the fuzz tests send every type everywh
 
 The error constructors mirror apimachinery's `field.Required/Invalid/NotSupported/...` and
 render a cause's message exactly as `field.Error.ErrorBody` does (the value rendering is
-`gofmt.py`, re-exported here for the rule modules). The `is_*`
+`gofmt.py`). The `is_*`
 checks mirror `k8s.io/apimachinery/pkg/util/validation` and `api/validate/content`: each
 returns the list of kube's messages (empty: valid). Invariant: pure functions, no I/O.
 """
@@ -18,11 +18,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from asyncop.api import StatusCause
-from asyncop.apiserver.builtin.gofmt import Raw as Raw  # re-exported: rules import from here
-from asyncop.apiserver.builtin.gofmt import go_label_selector as go_label_selector
-from asyncop.apiserver.builtin.gofmt import go_quote as go_quote
-from asyncop.apiserver.builtin.gofmt import go_string_map as go_string_map
-from asyncop.apiserver.builtin.gofmt import go_value as go_value
+from asyncop.apiserver.builtin.gofmt import go_quote, go_value
 from asyncop.apiserver.core.errors import cause
 
 Obj = dict[str, Any]

@@ -5,13 +5,15 @@ own `UnmarshalJSON`, and the 400 it answers carries that parser's error text ver
 
 - `quantity_error`: `resource.ParseQuantity` (kube: quantity.go) — the regular-expression
   message, `unable to parse quantity's suffix`, `unable to parse numeric part of quantity`;
+- `json_kind`: the JSON kind in encoding/json's UnmarshalTypeError (`cannot unmarshal
+  string into …`);
 - `base64_error`: Go's `base64.StdEncoding` (`[]byte` fields such as Secret `data`) —
   `illegal base64 data at input byte N`, N as Go's decoder counts it;
 - `time_error`: Go's `time.Parse` with metav1.Time's layout (RFC 3339) or metav1.MicroTime's
   (`2006-01-02T15:04:05.000000Z07:00`) — `parsing time "x" as "…": cannot parse "…" as "…"`,
-  the range errors and `extra text`;
-- `go_quote`: Go's `strconv.Quote` (strict-decoding field paths are quoted with it).
+  the range errors and `extra text`.
 
+Go's `strconv.Quote`, which strict-decoding paths are quoted with, is `gofmt.go_quote`.
 Invariants: pure functions of their argument, never raising; each answers None for a value
 Go accepts, so `x_error(v) is None` is exactly "Go would decode this".
 """
@@ -24,7 +26,7 @@ __all__ = [
     "MICRO_LAYOUT",
     "RFC3339_LAYOUT",
     "base64_error",
-    "go_quote",
+    "json_kind",
     "quantity_error",
     "time_error",
 ]
@@ -103,6 +105,20 @@ def quantity_error(text: str) -> str | None:
         return None  # the fast path: at most 18 digits always parse as an int64
     # the arbitrary-precision path: inf.Dec.SetString(value) needs a digit
     return None if any(c in _DIGITS for c in value) else QUANTITY_NUMERIC
+
+
+# --- encoding/json ---------------------------------------------------------------------------
+
+def json_kind(value: object) -> str:
+    """The `Value` of Go's UnmarshalTypeError for a JSON value (`json: cannot unmarshal
+    <kind> into Go value of type …`; numbers without their literal)."""
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, int | float):
+        return "number"
+    return "array" if isinstance(value, list) else "object"
 
 
 # --- encoding/base64 (StdEncoding) ------------------------------------------------------------
@@ -276,32 +292,5 @@ def _time_quote(text: str) -> str:
             if ch in '"\\':
                 out.append("\\")
             out.append(ch)
-    out.append('"')
-    return "".join(out)
-
-
-# --- strconv.Quote -----------------------------------------------------------------------------
-
-_SHORT_ESCAPES = {"\a": "\\a", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r",
-                  "\t": "\\t", "\v": "\\v", "\\": "\\\\", '"': '\\"'}
-
-
-def go_quote(text: str) -> str:
-    """Go's `strconv.Quote`: printable runes kept, the rest escaped as Go escapes them."""
-    if text.isascii() and text.isprintable() and '"' not in text and "\\" not in text:
-        return f'"{text}"'
-    out = ['"']
-    for ch in text:
-        esc = _SHORT_ESCAPES.get(ch)
-        if esc is not None:
-            out.append(esc)
-        elif ch.isprintable():
-            out.append(ch)
-        elif ord(ch) < 0x80:
-            out.append(f"\\x{ord(ch):02x}")
-        elif ord(ch) < 0x10000:
-            out.append(f"\\u{ord(ch):04x}")
-        else:
-            out.append(f"\\U{ord(ch):08x}")
     out.append('"')
     return "".join(out)

@@ -18,13 +18,11 @@ from typing import Any
 from asyncop.apiserver.builtin.fields import (
     Causes,
     Obj,
-    Raw,
     as_dict,
     as_int,
     as_list,
     as_str,
     duplicate,
-    go_quote,
     invalid,
     invalid_omit,
     is_qualified_name,
@@ -34,6 +32,7 @@ from asyncop.apiserver.builtin.fields import (
     too_long,
     too_many,
 )
+from asyncop.apiserver.builtin.gofmt import Raw, go_quote
 
 ACTIONS = ("Count", "FailIndex", "FailJob", "Ignore")
 OPERATORS = ("In", "NotIn")

@@ -21,7 +21,6 @@ from typing import Any
 
 from asyncop.api import StatusCause
 from asyncop.apiserver.builtin.fieldkit import (
-    GoRepr,
     Obj,
     as_dict,
     as_int,
@@ -34,7 +33,6 @@ from asyncop.apiserver.builtin.fieldkit import (
     field_invalid,
     field_not_supported,
     field_required,
-    go_string_slice,
     parse_cidr,
     parse_ip,
     path_segment_errors,
@@ -44,6 +42,7 @@ from asyncop.apiserver.builtin.fieldkit import (
     validate_label_selector,
     wildcard_dns1123_subdomain_errors,
 )
+from asyncop.apiserver.builtin.gofmt import Raw, go_string_slice
 
 INGRESSES = ("networking.k8s.io", "ingresses")
 NETWORKPOLICIES = ("networking.k8s.io", "networkpolicies")
@@ -86,7 +85,7 @@ def _ingress_spec(spec: Obj, *, allow_secret: bool, allow_wildcard: bool) -> lis
     if not rules and spec.get("defaultBackend") is None:
         shown = "[]networking.IngressRule(nil)" if spec.get("rules") is None else \
             "[]networking.IngressRule{}"
-        out.append(field_invalid("spec", GoRepr(shown),
+        out.append(field_invalid("spec", Raw(shown),
                                  "either `defaultBackend` or `rules` must be specified"))
     if spec.get("defaultBackend") is not None:
         out += _backend(as_dict(spec.get("defaultBackend")), "spec.defaultBackend")
@@ -253,7 +252,7 @@ def _network_policy(obj: Obj, old: Obj | None) -> list[StatusCause]:
     types = as_list(spec.get("policyTypes"))
     if len(types) > 2:
         shown = go_string_slice([as_str(t) for t in types], "[]networking.PolicyType")
-        return [*out, field_invalid("spec.policyTypes", GoRepr(shown),
+        return [*out, field_invalid("spec.policyTypes", Raw(shown),
                                     "may not specify more than two policyTypes")]
     return out + [field_not_supported(f"spec.policyTypes[{i}]", t, ["Ingress", "Egress"])
                   for i, t in enumerate(types) if t not in ("Ingress", "Egress")]

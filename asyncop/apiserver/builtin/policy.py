@@ -15,16 +15,15 @@ from typing import Any
 
 from asyncop.api import StatusCause
 from asyncop.apiserver.builtin.fieldkit import (
-    GoRepr,
     Obj,
     as_dict,
     as_int,
     field_invalid,
     field_not_supported,
-    go_quote,
     percent_errors,
     validate_label_selector,
 )
+from asyncop.apiserver.builtin.gofmt import Raw, go_int_or_string
 
 PDBS = ("policy", "poddisruptionbudgets")
 EVICTION_POLICIES = ("AlwaysAllow", "IfHealthyBudget")
@@ -38,18 +37,9 @@ def _pdb_defaults(obj: Obj, old: Obj | None) -> None:
                          "expectedPods": 0}
 
 
-def _int_or_string(value: Any) -> GoRepr:
-    """%#v of an intstr.IntOrString (its String() has a pointer receiver, so kube 1.33's
-    field errors print the struct)."""
-    if isinstance(value, str):
-        return GoRepr(f"intstr.IntOrString{{Type:1, IntVal:0, StrVal:{go_quote(value)}}}")
-    number = as_int(value)
-    return GoRepr(f'intstr.IntOrString{{Type:0, IntVal:{number or 0}, StrVal:""}}')
-
-
 def int_or_percent_errors(value: Any, path: str) -> list[StatusCause]:
     """apps ValidatePositiveIntOrPercent, then IsNotMoreThan100Percent."""
-    shown = _int_or_string(value)
+    shown = go_int_or_string(value)
     if isinstance(value, str):
         problems = percent_errors(value)
         out = [field_invalid(path, shown, m) for m in problems]
@@ -63,12 +53,12 @@ def int_or_percent_errors(value: Any, path: str) -> list[StatusCause]:
                                                  "must be greater than or equal to 0")]
 
 
-def _spec_repr(spec: Obj) -> GoRepr:
+def _spec_repr(spec: Obj) -> Raw:
     """%#v of the internal policy.PodDisruptionBudgetSpec (pointer fields only)."""
     def pointer(key: str, go_type: str) -> str:
         address = _POINTER if spec.get(key) is not None else "nil"
         return f"(*{go_type})({address})"
-    return GoRepr(
+    return Raw(
         "policy.PodDisruptionBudgetSpec{"
         f"MinAvailable:{pointer('minAvailable', 'intstr.IntOrString')}, "
         f"Selector:{pointer('selector', 'v1.LabelSelector')}, "

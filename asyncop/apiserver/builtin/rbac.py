@@ -19,7 +19,6 @@ from typing import Any
 
 from asyncop.api import StatusCause
 from asyncop.apiserver.builtin.fieldkit import (
-    GoRepr,
     Obj,
     as_dict,
     as_list,
@@ -28,11 +27,10 @@ from asyncop.apiserver.builtin.fieldkit import (
     field_invalid,
     field_not_supported,
     field_required,
-    go_quote,
-    go_string_slice,
     path_segment_errors,
     validate_label_selector,
 )
+from asyncop.apiserver.builtin.gofmt import Raw, go_quote, go_string_slice
 
 GROUP = "rbac.authorization.k8s.io"
 ROLES = (GROUP, "roles")
@@ -61,7 +59,7 @@ def policy_rule_errors(rule: Any, path: str, *, namespaced: bool) -> list[Status
         out.append(field_required(f"{path}.verbs", "verbs must contain at least one value"))
     urls = as_list(rule.get("nonResourceURLs"))
     if urls:
-        shown = GoRepr(go_string_slice([as_str(u) for u in urls]))
+        shown = Raw(go_string_slice([as_str(u) for u in urls]))
         if namespaced:
             out.append(field_invalid(f"{path}.nonResourceURLs", shown,
                                      "namespaced rules cannot apply to non-resource URLs"))
@@ -98,9 +96,9 @@ def _role(obj: Obj, old: Obj | None, *, namespaced: bool) -> list[StatusCause]:
     return out
 
 
-def _ref_repr(ref: Obj) -> GoRepr:
+def _ref_repr(ref: Obj) -> Raw:
     """%#v of an rbac.RoleRef."""
-    return GoRepr("rbac.RoleRef{" + ", ".join(
+    return Raw("rbac.RoleRef{" + ", ".join(
         f"{go}:{go_quote(as_str(ref.get(key)))}"
         for go, key in (("APIGroup", "apiGroup"), ("Kind", "kind"), ("Name", "name"))) + "}")
 

@@ -20,7 +20,6 @@ from asyncop.apiserver.builtin import quantity
 from asyncop.apiserver.builtin.fields import (
     Causes,
     Obj,
-    Raw,
     as_dict,
     each,
     forbidden,
@@ -28,6 +27,7 @@ from asyncop.apiserver.builtin.fields import (
     is_qualified_name,
     required,
 )
+from asyncop.apiserver.builtin.gofmt import Raw
 
 _STANDARD_RESOURCES = frozenset({
     "cpu", "memory", "ephemeral-storage", "requests.cpu", "requests.memory",

@@ -15,7 +15,6 @@ from typing import Any
 from asyncop.apiserver.builtin.fields import (
     Causes,
     Obj,
-    Raw,
     as_dict,
     as_int,
     as_list,
@@ -27,6 +26,7 @@ from asyncop.apiserver.builtin.fields import (
     required,
 )
 from asyncop.apiserver.builtin.filepaths import local_descending_path
+from asyncop.apiserver.builtin.gofmt import Raw
 
 
 def security_context(raw: Any, path: str, *, host_users: bool) -> Causes:

@@ -21,7 +21,6 @@ from typing import Any
 
 from asyncop.api import StatusCause
 from asyncop.apiserver.builtin.fieldkit import (
-    GoRepr,
     Obj,
     as_dict,
     as_int,
@@ -33,11 +32,11 @@ from asyncop.apiserver.builtin.fieldkit import (
     field_invalid,
     field_not_supported,
     field_required,
-    go_string_slice,
     ip_errors,
     ip_version,
     parse_ip,
 )
+from asyncop.apiserver.builtin.gofmt import Raw, go_string_slice
 
 NONE = "None"
 SOURCE_RANGES_ANNOTATION = "service.beta.kubernetes.io/load-balancer-source-ranges"
@@ -72,17 +71,17 @@ def needs_health_check(spec: Obj) -> bool:
     return spec.get("type") == "LoadBalancer" and spec.get("externalTrafficPolicy") == "Local"
 
 
-def ips_value(spec: Obj) -> GoRepr:
+def ips_value(spec: Obj) -> Raw:
     """%#v of spec.clusterIPs ([]string(nil) when absent)."""
     if "clusterIPs" not in spec or spec.get("clusterIPs") is None:
-        return GoRepr("[]string(nil)")
-    return GoRepr(go_string_slice(cluster_ips(spec)))
+        return Raw("[]string(nil)")
+    return Raw(go_string_slice(cluster_ips(spec)))
 
 
-def _families_value(spec: Obj) -> GoRepr:
+def _families_value(spec: Obj) -> Raw:
     if spec.get("ipFamilies") is None:
-        return GoRepr("[]core.IPFamily(nil)")
-    return GoRepr(go_string_slice(ip_families(spec), "[]core.IPFamily"))
+        return Raw("[]core.IPFamily(nil)")
+    return Raw(go_string_slice(ip_families(spec), "[]core.IPFamily"))
 
 
 def validate_cluster_ips(spec: Obj) -> list[StatusCause]:

@@ -22,7 +22,6 @@ from typing import Any
 from asyncop.api import StatusCause
 from asyncop.apiserver.builtin import serviceips
 from asyncop.apiserver.builtin.fieldkit import (
-    GoRepr,
     Obj,
     as_dict,
     as_int,
@@ -35,7 +34,6 @@ from asyncop.apiserver.builtin.fieldkit import (
     field_invalid,
     field_not_supported,
     field_required,
-    go_quote,
     ip_errors,
     port_name_errors,
     port_num_errors,
@@ -43,6 +41,7 @@ from asyncop.apiserver.builtin.fieldkit import (
     spec_of,
     validate_labels,
 )
+from asyncop.apiserver.builtin.gofmt import Raw, go_quote
 from asyncop.apiserver.builtin.serviceips import (
     is_headless,
     needs_cluster_ip,
@@ -310,7 +309,7 @@ def _duplicates(ports: list[Obj]) -> list[StatusCause]:
         protocol, number = as_str(port.get("protocol")), port.get("port", 0)
         key = (protocol, number if isinstance(number, int) else repr(number))
         if key in seen:
-            out.append(field_duplicate(f"spec.ports[{i}]", GoRepr(
+            out.append(field_duplicate(f"spec.ports[{i}]", Raw(
                 f'core.ServicePort{{Name:"", Protocol:{go_quote(protocol)}, '
                 f"AppProtocol:(*string)(nil), Port:{as_int(number) or 0}, "
                 'TargetPort:intstr.IntOrString{Type:0, IntVal:0, StrVal:""}, NodePort:0}')))

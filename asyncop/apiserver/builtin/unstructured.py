@@ -13,7 +13,7 @@ decoder, so its words differ:
   UnmarshalJSON (Quantity, Time, IntOrString) answer their parser's error.
 
 The 422 shows the patch as Go's `%+v` prints the map (`map[spec:map[replicas:2]]`), rendered
-by `go_v`. Invariant: `convert` never raises on any JSON value; it mutates only to drop
+by `gofmt.go_v`. Invariant: `convert` never raises on any JSON value; it mutates only to drop
 unknown fields and nulls and to canonicalise quantities.
 """
 
@@ -26,9 +26,11 @@ from asyncop.apiserver.builtin.goerrors import (
     MICRO_LAYOUT,
     RFC3339_LAYOUT,
     base64_error,
+    json_kind,
     quantity_error,
     time_error,
 )
+from asyncop.apiserver.builtin.gofmt import go_v
 from asyncop.apiserver.builtin.gotypes import (
     ANY,
     BOOL,
@@ -49,7 +51,7 @@ from asyncop.apiserver.builtin.gotypes import (
 )
 from asyncop.apiserver.builtin.quantityhook import canonical_quantity
 
-__all__ = ["convert", "go_v"]
+__all__ = ["convert"]
 
 _KIND_NAMES = {STRING: "string", BOOL: "bool", INT32: "int32", INT64: "int64", INT: "int",
                FLOAT: "float64"}
@@ -144,7 +146,7 @@ def _scalar(value: Any, node: Node) -> Any:
         return canonical_quantity(value)
     if tag in (TIME, MICROTIME):
         if not isinstance(value, str):
-            raise _Stop(f"json: cannot unmarshal {_json_kind(value)} into Go value of type "
+            raise _Stop(f"json: cannot unmarshal {json_kind(value)} into Go value of type "
                         "string")
         error = time_error(value, RFC3339_LAYOUT if tag == TIME else MICRO_LAYOUT)
         if error:
@@ -154,7 +156,7 @@ def _scalar(value: Any, node: Node) -> Any:
         if isinstance(value, str):
             return value
         if isinstance(value, bool) or not isinstance(value, int | float):
-            raise _Stop(f"json: cannot unmarshal {_json_kind(value)} into Go value of type "
+            raise _Stop(f"json: cannot unmarshal {json_kind(value)} into Go value of type "
                         "int32")
         if isinstance(value, float) or not -(1 << 31) <= value < (1 << 31):
             raise _Stop(f"json: cannot unmarshal number {go_v(value)} into Go value of type "
@@ -188,52 +190,3 @@ def _wrap(value: int, bits: int) -> int:
     """Go's integer conversion: the low bits, two's complement."""
     half = 1 << (bits - 1)
     return ((value + half) % (1 << bits)) - half
-
-
-def _json_kind(value: Any) -> str:
-    if isinstance(value, bool):
-        return "bool"
-    if isinstance(value, int | float):
-        return "number"
-    return "array" if isinstance(value, list) else "object"
-
-
-def go_v(value: Any) -> str:
-    """Go's `%+v` of a decoded JSON value: `map[a:1 b:[x y]]`, keys sorted, strings bare."""
-    if isinstance(value, dict):
-        return "map[" + " ".join(f"{k}:{go_v(value[k])}" for k in sorted(value)) + "]"
-    if isinstance(value, list):
-        return "[" + " ".join(go_v(v) for v in value) + "]"
-    if value is None:
-        return "<nil>"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, float):
-        return _go_float(value)
-    return str(value)
-
-
-def _go_float(value: float) -> str:
-    """strconv.FormatFloat(f, 'g', -1, 64): shortest digits, exponent below 1e-4 or from 1e6."""
-    if math.isinf(value):
-        return "+Inf" if value > 0 else "-Inf"
-    if math.isnan(value):
-        return "NaN"
-    text = repr(value)
-    mantissa, _, exp_text = text.partition("e")
-    digits = mantissa.replace("-", "").replace(".", "").lstrip("0") or "0"
-    if exp_text:
-        exponent = int(exp_text)
-    else:
-        whole = mantissa.lstrip("-").split(".")[0]
-        exponent = len(whole.lstrip("0")) - 1 if whole.strip("0") else \
-            -(len(mantissa.split(".")[1]) - len(mantissa.split(".")[1].lstrip("0")) + 1)
-    digits = digits.rstrip("0") or "0"
-    sign = "-" if value < 0 else ""
-    if exponent < -4 or exponent >= 6:
-        body = digits[0] + ("." + digits[1:] if len(digits) > 1 else "")
-        return f"{sign}{body}e{'-' if exponent < 0 else '+'}{abs(exponent):02d}"
-    text = repr(abs(value))
-    if "e" in text:
-        text = f"{abs(value):.{max(0, len(digits) - exponent - 1)}f}"
-    return sign + (text[:-2] if text.endswith(".0") else text)

@@ -40,10 +40,11 @@ from asyncop.apiserver.builtin.goerrors import (
     MICRO_LAYOUT,
     RFC3339_LAYOUT,
     base64_error,
-    go_quote,
+    json_kind,
     quantity_error,
     time_error,
 )
+from asyncop.apiserver.builtin.gofmt import go_quote
 from asyncop.apiserver.builtin.gotypes import (
     ANY,
     BOOL,
@@ -147,17 +148,6 @@ class _Returned(Exception):
         self.message = message
 
 
-def _json_kind(value: Any) -> str:
-    """The `Value` of Go's UnmarshalTypeError for a JSON value (numbers without literal)."""
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, bool):
-        return "bool"
-    if isinstance(value, int | float):
-        return "number"
-    return "array" if isinstance(value, list) else "object"
-
-
 def _literal(value: int | float) -> str:
     """A JSON number's text: the literal when the parser kept it (`dupkeys.GoFloat`)."""
     text = getattr(value, "literal", None)
@@ -223,7 +213,7 @@ class _Full:
             if isinstance(value, dict):
                 self.struct_fields(value, node)
             else:
-                self.type_error(_json_kind(value), node[1])
+                self.type_error(json_kind(value), node[1])
         elif tag == LIST:
             if isinstance(value, list):
                 item_node = node[2]
@@ -232,7 +222,7 @@ class _Full:
                     value[i] = self.element(item, item_node)
                     self.spath.pop()
             else:
-                self.type_error(_json_kind(value), node[1])
+                self.type_error(json_kind(value), node[1])
         elif tag == MAP:
             if isinstance(value, dict):
                 self.keys += len(value)
@@ -243,7 +233,7 @@ class _Full:
                     value[key] = self.element(value[key], value_node)
                     self.spath.pop()
             else:
-                self.type_error(_json_kind(value), node[1])
+                self.type_error(json_kind(value), node[1])
         elif tag == ANY:
             self.keys += count_keys(value)
         else:
@@ -290,20 +280,20 @@ class _Full:
         tag, go_type = node[0], node[1]
         if tag == STRING:
             if not isinstance(value, str):
-                self.type_error(_json_kind(value), go_type)
+                self.type_error(json_kind(value), go_type)
         elif tag == BOOL:
             if not isinstance(value, bool):
-                self.type_error(_json_kind(value), go_type)
+                self.type_error(json_kind(value), go_type)
         elif tag in (INT32, INT64, INT):
             self.integer(value, go_type, _I32 if tag == INT32 else _I64)
         elif tag == FLOAT:
             if isinstance(value, bool) or not isinstance(value, int | float):
-                self.type_error(_json_kind(value), go_type)
+                self.type_error(json_kind(value), go_type)
         elif tag == BYTES:
             return self.bytes(value, go_type)
         elif tag == TIME or tag == MICROTIME:
             if not isinstance(value, str):  # Time's UnmarshalJSON: json.Unmarshal to string
-                raise _Returned(self.type_text(_json_kind(value), "string"))
+                raise _Returned(self.type_text(json_kind(value), "string"))
             error = time_error(value, RFC3339_LAYOUT if tag == TIME else MICRO_LAYOUT)
             if error:
                 raise _Returned(error)
@@ -312,14 +302,14 @@ class _Full:
         elif tag == INT_OR_STRING and not isinstance(value, str):
             # IntOrString's UnmarshalJSON: anything but a string is json.Unmarshal'd to int32
             if isinstance(value, bool) or not isinstance(value, int | float):
-                raise _Returned(self.type_text(_json_kind(value), "int32"))
+                raise _Returned(self.type_text(json_kind(value), "int32"))
             if isinstance(value, float) or not -_I32 <= value < _I32:
                 raise _Returned(self.type_text(f"number {_literal(value)}", "int32"))
         return value
 
     def integer(self, value: Any, go_type: str, bound: int) -> None:
         if isinstance(value, bool) or not isinstance(value, int | float):
-            self.type_error(_json_kind(value), go_type)
+            self.type_error(json_kind(value), go_type)
         elif isinstance(value, float) or not -bound <= value < bound:
             self.type_error(f"number {_literal(value)}", go_type,
                             is_float=isinstance(value, float))
@@ -338,9 +328,9 @@ class _Full:
                 elif isinstance(item, int | float) and not isinstance(item, bool):
                     self.type_error(f"number {_literal(item)}", "uint8")
                 else:
-                    self.type_error(_json_kind(item), "uint8")
+                    self.type_error(json_kind(item), "uint8")
             return base64.b64encode(bytes(out)).decode()
-        self.type_error(_json_kind(value), go_type)
+        self.type_error(json_kind(value), go_type)
         return value
 
     def quantity(self, value: Any) -> Any:
