@@ -22,17 +22,16 @@ from typing import Any
 import orjson
 
 from asyncop.api import StatusCause
+from asyncop.apiserver.builtin.checks import IMMUTABLE_MSG, is_dns1123_label, is_dns1123_subdomain
 from asyncop.apiserver.builtin.fields import (
-    IMMUTABLE_MSG,
     Causes,
     Obj,
     as_dict,
     as_int,
     as_list,
     as_str,
+    each,
     invalid,
-    is_dns1123_label,
-    is_dns1123_subdomain,
     label_selector,
     nonnegative,
     not_supported,
@@ -153,7 +152,7 @@ def _domain_prefixed_path(value: str, path: str) -> Causes:
     host, sep, rest = value.partition("/")
     if not sep or not host or not rest:
         return [invalid(path, value, 'must be a domain-prefixed path (such as "acme.io/foo")')]
-    out = [invalid(path, host, m) for m in is_dns1123_subdomain(host)]
+    out = each(path, host, is_dns1123_subdomain(host))
     if not re.fullmatch(_HTTP_PATH, rest):
         out.append(invalid(path, rest, f"Invalid path (regex used for validation is "
                                        f"'{_HTTP_PATH}')"))

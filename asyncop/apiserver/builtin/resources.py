@@ -17,6 +17,7 @@ import math
 from typing import Any
 
 from asyncop.apiserver.builtin import quantity
+from asyncop.apiserver.builtin.checks import is_qualified_name
 from asyncop.apiserver.builtin.fields import (
     Causes,
     Obj,
@@ -24,7 +25,6 @@ from asyncop.apiserver.builtin.fields import (
     each,
     forbidden,
     invalid,
-    is_qualified_name,
     required,
 )
 from asyncop.apiserver.builtin.gofmt import Raw

@@ -12,6 +12,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from asyncop.apiserver.builtin.checks import (
+    is_dns1123_label,
+    is_label_value,
+    is_qualified_name,
+    name_is_dns_subdomain,
+)
 from asyncop.apiserver.builtin.fields import (
     Causes,
     Obj,
@@ -23,12 +29,8 @@ from asyncop.apiserver.builtin.fields import (
     each,
     forbidden,
     invalid,
-    is_dns1123_label,
-    is_label_value,
-    is_qualified_name,
     label_name,
     label_selector,
-    name_is_dns_subdomain,
     not_supported,
     required,
 )

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from asyncop.apiserver.builtin.checks import is_valid_id
 from asyncop.apiserver.builtin.fields import (
     Causes,
     Obj,
@@ -21,7 +22,6 @@ from asyncop.apiserver.builtin.fields import (
     as_str,
     each,
     invalid,
-    is_valid_id,
     not_supported,
     required,
 )

@@ -15,6 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 from asyncop.api import StatusCause
+from asyncop.apiserver.builtin.checks import is_dns1123_label, is_dns1123_subdomain
 from asyncop.apiserver.builtin.fields import (
     Causes,
     Obj,
@@ -23,10 +24,9 @@ from asyncop.apiserver.builtin.fields import (
     as_list,
     as_str,
     dns1123_label,
+    each,
     forbidden,
     invalid,
-    is_dns1123_label,
-    is_dns1123_subdomain,
     labels,
     nonnegative,
     not_supported,
@@ -90,7 +90,7 @@ def _statefulset(obj: Obj, old: Obj | None) -> list[StatusCause]:
     if old is None:  # a StatefulSet's name becomes pods' hostnames: a DNS label
         name = as_str(as_dict(obj.get("metadata")).get("name"))
         if not is_dns1123_subdomain(name):
-            out += [invalid("metadata.name", name, m) for m in is_dns1123_label(name)]
+            out += each("metadata.name", name, is_dns1123_label(name))
     out += _statefulset_spec(spec, new=old is None)
     if old is None:
         return out

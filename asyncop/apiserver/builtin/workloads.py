@@ -16,19 +16,22 @@ from __future__ import annotations
 from typing import Any
 
 from asyncop.api import StatusCause
-from asyncop.apiserver.builtin.fields import (
+from asyncop.apiserver.builtin.checks import (
     IMMUTABLE_MSG,
+    is_label_value,
+    is_qualified_name,
+    is_valid_percent,
+)
+from asyncop.apiserver.builtin.fields import (
     Causes,
     Obj,
     as_dict,
     as_int,
     as_list,
     as_str,
+    each,
     forbidden,
     invalid,
-    is_label_value,
-    is_qualified_name,
-    is_valid_percent,
     label_selector,
     nonnegative,
     not_supported,
@@ -176,10 +179,12 @@ def percent_value(value: Any) -> int | None:
 
 
 def int_or_percent(value: Any, path: str) -> Causes:
-    """ValidatePositiveIntOrPercent."""
+    """ValidatePositiveIntOrPercent (an absent value is the internal type's zero, 0)."""
     if isinstance(value, str):
-        return [invalid(path, go_int_or_string(value), m) for m in is_valid_percent(value)]
-    return nonnegative(value, path)
+        return each(path, go_int_or_string(value), is_valid_percent(value))
+    if value is None or as_int(value) is not None:
+        return nonnegative(value, path)
+    return [invalid(path, go_int_or_string(value), "must be an integer or percentage (e.g '5%')")]
 
 
 def not_over_100(value: Any, path: str) -> Causes:

@@ -1,0 +1,54 @@
+"""apimachinery's string checks (builtin/checks.py), where the two copies it replaced
+differed. kube: pkg/util/validation/validation.go (apimachinery v0.33)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+
+from asyncop.apiserver import Store
+from asyncop.apiserver.builtin import checks
+from tests.apiserver.podkit import causes, create, new_store, pod, rejected
+
+LABEL = ("a lowercase RFC 1123 label must consist of lower case alphanumeric characters or "
+         "'-', and must start and end with an alphanumeric character (e.g. 'my-name',  or "
+         "'123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')")
+QUALIFIED = ("a qualified name must consist of alphanumeric characters, '-', '_' or '.', and "
+             "must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',"
+             "  or '123-abc', regex used for validation is "
+             "'([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]') with an optional DNS subdomain "
+             "prefix and '/' (e.g. 'example.com/MyName')")
+
+
+@pytest.fixture(scope="module")
+def store() -> Store:
+    return new_store()
+
+
+@pytest.mark.parametrize("check", [
+    checks.is_dns1123_label, checks.is_dns1123_subdomain, checks.is_dns1035_label,
+    checks.is_qualified_name, checks.is_label_value, checks.is_config_map_key,
+    checks.is_valid_percent, checks.is_http_header_name, checks.is_valid_port_name,
+])
+def test_a_trailing_newline_never_matches(check: Callable[[str], list[str]]) -> None:
+    # kube's regexps are "^…$" without the (?m) flag: `$` is the end of the text, so "web\n"
+    # is refused (Python's re.match with `$` would accept it)
+    text = "10%\n" if check is checks.is_valid_percent else "web\n"
+    assert check(text)
+    assert not check(text[:-1])
+
+
+def test_pod_hostname_with_a_trailing_newline_is_refused(store: Store) -> None:
+    # kube: ValidatePodSpec → ValidateDNS1123Label(spec.Hostname)
+    status = rejected(store, pod(hostname="web\n"))
+    assert causes(status) == [("spec.hostname", f'Invalid value: "web\\n": {LABEL}')]
+    create(store, pod(hostname="web"))
+
+
+def test_a_key_with_two_slashes_is_not_a_qualified_name(store: Store) -> None:
+    # kube: IsQualifiedName's default case says "a qualified name …" (not "a valid label
+    # key"); ValidateLabels → ValidateLabelName on spec.nodeSelector
+    assert checks.is_qualified_name("a/b/c") == [QUALIFIED]
+    status = rejected(store, pod(nodeSelector={"a/b/c": "x"}))
+    assert causes(status) == [("spec.nodeSelector", f'Invalid value: "a/b/c": {QUALIFIED}')]
