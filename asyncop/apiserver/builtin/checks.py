@@ -153,8 +153,9 @@ def is_valid_port_name(port: str) -> list[str]:
 
 
 def is_valid_id(value: int) -> list[str]:
-    """IsValidUserID / IsValidGroupID: 0 to 2^32-1."""
-    return [] if 0 <= value <= 0xFFFFFFFF else [inclusive_range_error(0, 0xFFFFFFFF)]
+    """IsValidUserID / IsValidGroupID: 0 to 2^31-1 (apimachinery's maxUserID and maxGroupID
+    are math.MaxInt32)."""
+    return [] if 0 <= value <= 0x7FFFFFFF else [inclusive_range_error(0, 0x7FFFFFFF)]
 
 
 def is_valid_percent(value: str) -> list[str]:
