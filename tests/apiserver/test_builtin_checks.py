@@ -14,6 +14,10 @@ from tests.apiserver.podkit import causes, create, new_store, pod, rejected
 LABEL = ("a lowercase RFC 1123 label must consist of lower case alphanumeric characters or "
          "'-', and must start and end with an alphanumeric character (e.g. 'my-name',  or "
          "'123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')")
+LABEL_VALUE = ("a valid label must be an empty string or consist of alphanumeric characters, "
+               "'-', '_' or '.', and must start and end with an alphanumeric character (e.g. "
+               "'MyValue',  or 'my_value',  or '12345', regex used for validation is "
+               "'(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')")
 QUALIFIED = ("a qualified name must consist of alphanumeric characters, '-', '_' or '.', and "
              "must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',"
              "  or '123-abc', regex used for validation is "
@@ -52,3 +56,16 @@ def test_a_key_with_two_slashes_is_not_a_qualified_name(store: Store) -> None:
     assert checks.is_qualified_name("a/b/c") == [QUALIFIED]
     status = rejected(store, pod(nodeSelector={"a/b/c": "x"}))
     assert causes(status) == [("spec.nodeSelector", f'Invalid value: "a/b/c": {QUALIFIED}')]
+
+
+def test_lengths_are_counted_in_bytes(store: Store) -> None:
+    # kube: `len(value) > LabelValueMaxLength` in IsValidLabelValue is Go's len(string), the
+    # UTF-8 length: 40 'é' are 80 bytes, too long as well as outside the regexp
+    value = "é" * 40
+    assert checks.is_label_value(value)[0] == "must be no more than 63 characters"
+    assert len(checks.is_label_value(value)) == 2
+    assert checks.is_label_value("a" * 63) == []
+    status = rejected(store, pod(nodeSelector={"disk": value}))
+    assert causes(status) == [
+        ("spec.nodeSelector", f'Invalid value: "{value}": must be no more than 63 characters'),
+        ("spec.nodeSelector", f'Invalid value: "{value}": {LABEL_VALUE}')]

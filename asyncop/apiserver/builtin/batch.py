@@ -22,7 +22,12 @@ from typing import Any
 import orjson
 
 from asyncop.api import StatusCause
-from asyncop.apiserver.builtin.checks import IMMUTABLE_MSG, is_dns1123_label, is_dns1123_subdomain
+from asyncop.apiserver.builtin.checks import (
+    IMMUTABLE_MSG,
+    byte_len,
+    is_dns1123_label,
+    is_dns1123_subdomain,
+)
 from asyncop.apiserver.builtin.fields import (
     Causes,
     Obj,
@@ -170,7 +175,7 @@ def job_spec(spec: Obj, path: str) -> Causes:
     managed = spec.get("managedBy")
     if isinstance(managed, str):
         out += _domain_prefixed_path(managed, f"{path}.managedBy")
-        if len(managed) > 63:
+        if byte_len(managed) > 63:
             out.append(too_long_max(f"{path}.managedBy", 63))
     out += completion_mode(spec, path)
     out += policies(spec, path)

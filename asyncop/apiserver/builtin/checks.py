@@ -4,7 +4,8 @@ Each `is_*` mirrors a function of apimachinery `pkg/util/validation` (v0.33), or
 `api/validation/path` for `is_valid_path_segment_name`, and returns the list of kube's
 messages for the value, word for word (empty: valid); `fields.each` turns them into field
 errors. The regular expressions are kube's own and match the whole string (Go's `^…$`
-without the multi-line flag, so a trailing newline never matches).
+without the multi-line flag, so a trailing newline never matches), and lengths are Go's
+`len(string)`: UTF-8 bytes, not characters.
 Invariant: pure functions of a string (or an int) that never raise.
 """
 
@@ -14,6 +15,11 @@ import re
 
 NEGATIVE_MSG = "must be greater than or equal to 0"
 IMMUTABLE_MSG = "field is immutable"
+
+
+def byte_len(value: str) -> int:
+    """Go's `len(s)`: the length of `value` in UTF-8 bytes."""
+    return len(value) if value.isascii() else len(value.encode("utf-8", "surrogatepass"))
 
 
 def max_len_error(length: int) -> str:
@@ -63,7 +69,7 @@ _LABEL_VALUE_MSG = ("a valid label must be an empty string or consist of alphanu
 
 
 def is_dns1123_label(value: str) -> list[str]:
-    errs = [max_len_error(63)] if len(value) > 63 else []
+    errs = [max_len_error(63)] if byte_len(value) > 63 else []
     if not _LABEL.fullmatch(value):
         if _SUBDOMAIN.fullmatch(value):  # a valid subdomain, not a label: it has dots
             errs.append("must not contain dots")
@@ -73,21 +79,21 @@ def is_dns1123_label(value: str) -> list[str]:
 
 
 def is_dns1123_subdomain(value: str) -> list[str]:
-    errs = [max_len_error(253)] if len(value) > 253 else []
+    errs = [max_len_error(253)] if byte_len(value) > 253 else []
     if not _SUBDOMAIN.fullmatch(value):
         errs.append(regex_error(_SUBDOMAIN_MSG, _SUBDOMAIN_FMT, "example.com"))
     return errs
 
 
 def is_dns1035_label(value: str) -> list[str]:
-    errs = [max_len_error(63)] if len(value) > 63 else []
+    errs = [max_len_error(63)] if byte_len(value) > 63 else []
     if not _DNS1035.fullmatch(value):
         errs.append(regex_error(_DNS1035_MSG, _DNS1035_FMT, "my-name", "abc-123"))
     return errs
 
 
 def is_wildcard_dns1123_subdomain(value: str) -> list[str]:
-    errs = [max_len_error(253)] if len(value) > 253 else []
+    errs = [max_len_error(253)] if byte_len(value) > 253 else []
     if not _WILDCARD.fullmatch(value):
         errs.append(regex_error(_WILDCARD_MSG, _WILDCARD_FMT, "*.example.com"))
     return errs
@@ -118,7 +124,7 @@ def is_qualified_name(value: str) -> list[str]:
                 + " with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"]
     if not name:
         errs.append("name part must be non-empty")
-    elif len(name) > 63:
+    elif byte_len(name) > 63:
         errs.append("name part " + max_len_error(63))
     if not _QNAME.fullmatch(name):
         errs.append("name part " + regex_error(_QNAME_MSG, _QNAME_FMT, "MyName", "my.name",
@@ -127,7 +133,7 @@ def is_qualified_name(value: str) -> list[str]:
 
 
 def is_label_value(value: str) -> list[str]:
-    errs = [max_len_error(63)] if len(value) > 63 else []
+    errs = [max_len_error(63)] if byte_len(value) > 63 else []
     if not _LABEL_VALUE.fullmatch(value):
         errs.append(regex_error(_LABEL_VALUE_MSG, _LABEL_VALUE_FMT, "MyValue", "my_value",
                                 "12345"))
@@ -140,7 +146,7 @@ def is_valid_port_num(port: int) -> list[str]:
 
 def is_valid_port_name(port: str) -> list[str]:
     """IsValidPortName (IANA_SVC_NAME): at most 15 of [-a-z0-9], a letter, no '--'."""
-    errs = [max_len_error(15)] if len(port) > 15 else []
+    errs = [max_len_error(15)] if byte_len(port) > 15 else []
     if not _PORT_NAME.fullmatch(port):
         errs.append("must contain only alpha-numeric characters (a-z, 0-9), and hyphens (-)")
     if not re.search("[a-z]", port):
@@ -184,7 +190,7 @@ def is_relaxed_env_var_name(value: str) -> list[str]:
 
 def is_config_map_key(value: str) -> list[str]:
     """IsConfigMapKey (ConfigMap and Secret keys)."""
-    errs = [max_len_error(253)] if len(value) > 253 else []
+    errs = [max_len_error(253)] if byte_len(value) > 253 else []
     if not _CONFIG_KEY.fullmatch(value):
         errs.append(regex_error("a valid config key must consist of alphanumeric characters, "
                                 "'-', '_' or '.'", _CONFIG_KEY_FMT, "key.name", "KEY_NAME",
