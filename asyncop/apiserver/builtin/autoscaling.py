@@ -19,6 +19,7 @@ from collections.abc import Callable
 from typing import Any
 
 from asyncop.api import StatusCause
+from asyncop.apiserver.builtin import quantity
 from asyncop.apiserver.builtin.checks import (
     is_dns1123_label,
     is_qualified_name,
@@ -37,8 +38,7 @@ from asyncop.apiserver.builtin.fields import (
     required,
     spec_of,
 )
-from asyncop.apiserver.builtin.gofmt import Raw
-from asyncop.apiserver.builtin.quantities import quantity_sign
+from asyncop.apiserver.builtin.gofmt import GO_POINTER, Raw
 
 HPAS = ("autoscaling", "horizontalpodautoscalers")
 SOURCES = {"Object": "object", "Pods": "pods", "Resource": "resource",
@@ -172,10 +172,10 @@ def _target(source: Obj, path: str) -> list[StatusCause]:
         out.append(invalid(f"{path}.type", as_str(ttype),
                            "must be either Utilization, Value, or AverageValue"))
     for key in ("value", "averageValue"):
-        if target.get(key) is not None:
-            sign, shown = quantity_sign(target[key])
-            if sign != 1:  # kube prints the dereferenced Quantity struct (%#v)
-                out.append(invalid(f"{path}.{key}", Raw(shown), "must be positive"))
+        text = quantity.text_of(target.get(key))
+        if text is not None and quantity.sign(text) != 1:  # printed as the struct (%#v)
+            shown = quantity.go_struct(text, defaulted=False, dec=GO_POINTER) or text
+            out.append(invalid(f"{path}.{key}", Raw(shown), "must be positive"))
     utilization = target.get("averageUtilization")
     if utilization is not None and (as_int(utilization) is None or utilization < 1):
         out.append(invalid(f"{path}.averageUtilization", utilization,

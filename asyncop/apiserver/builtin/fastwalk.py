@@ -18,7 +18,6 @@ from typing import Any
 from asyncop.apiserver.builtin.goerrors import (
     MICRO_LAYOUT,
     RFC3339_LAYOUT,
-    quantity_error,
     time_error,
 )
 from asyncop.apiserver.builtin.gotypes import (
@@ -39,6 +38,7 @@ from asyncop.apiserver.builtin.gotypes import (
     TIME,
     Node,
 )
+from asyncop.apiserver.builtin.quantity import parse_error
 from asyncop.apiserver.builtin.quantityhook import canonical_quantity
 
 __all__ = ["Slow", "count_keys", "fast"]
@@ -192,7 +192,7 @@ def fast(value: Any, node: Node) -> int:
 @functools.lru_cache(maxsize=4096)
 def _valid_quantity(text: str) -> bool:
     """Quantities repeat (`100m`, `128Mi`): kube's parse check, memoised."""
-    return quantity_error(text.strip()) is None
+    return parse_error(text.strip()) is None
 
 
 def _fast_quantity(value: Any) -> Any:

@@ -8,7 +8,8 @@ kube's error texts print Go values with `fmt`, so the same value reads different
   `%v`, strings with `%q`, `null` for nil, and anything else with `%#v` (Go syntax:
   `[]string{"a"}`, `map[string]string{"a":"b"}`); `Raw` marks a value already rendered (a
   Go struct, an IntOrString), shown as is; `go_string_slice`, `go_string_map`,
-  `go_label_selector` and `go_int_or_string` render the `%#v` of kube's common Go types;
+  `go_label_selector` and `go_int_or_string` render the `%#v` of kube's common Go types
+  (a non-nil pointer inside one shows the stand-in address `GO_POINTER`);
 - `go_v`: `%v` of a decoded JSON value (`map[a:1 b:[x y]]`, strings bare, floats as
   `strconv.FormatFloat(f, 'g', -1, 64)`), `go_sharp_v` its `%#v` (`map[string]interface
   {}{"a":1}`), `go_type` its `%T`.
@@ -24,9 +25,13 @@ import math
 from typing import Any
 
 __all__ = [
-    "Raw", "go_float", "go_int_or_string", "go_label_selector", "go_quote", "go_sharp_v",
-    "go_string_map", "go_string_slice", "go_type", "go_v", "go_value",
+    "GO_POINTER", "Raw", "go_float", "go_int_or_string", "go_label_selector", "go_quote",
+    "go_sharp_v", "go_string_map", "go_string_slice", "go_type", "go_v", "go_value",
 ]
+
+
+#: `%#v` prints a pointer's address, which only the Go process knows; this one stands in.
+GO_POINTER = "0xc000010000"
 
 
 class Raw(str):

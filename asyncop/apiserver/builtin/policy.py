@@ -21,13 +21,11 @@ from asyncop.apiserver.builtin.fields import (
     label_selector,
     not_supported,
 )
-from asyncop.apiserver.builtin.gofmt import Raw
+from asyncop.apiserver.builtin.gofmt import GO_POINTER, Raw
 from asyncop.apiserver.builtin.workloads import int_or_percent, not_over_100
 
 PDBS = ("policy", "poddisruptionbudgets")
 EVICTION_POLICIES = ("AlwaysAllow", "IfHealthyBudget")
-#: %#v cannot print the addresses Go's pointers had; a fixed one stands in for each.
-_POINTER = "0xc000010000"
 
 
 def _pdb_defaults(obj: Obj, old: Obj | None) -> None:
@@ -39,7 +37,7 @@ def _pdb_defaults(obj: Obj, old: Obj | None) -> None:
 def _spec_repr(spec: Obj) -> Raw:
     """%#v of the internal policy.PodDisruptionBudgetSpec (pointer fields only)."""
     def pointer(key: str, go_type: str) -> str:
-        address = _POINTER if spec.get(key) is not None else "nil"
+        address = GO_POINTER if spec.get(key) is not None else "nil"
         return f"(*{go_type})({address})"
     return Raw(
         "policy.PodDisruptionBudgetSpec{"

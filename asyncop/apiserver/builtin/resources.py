@@ -27,7 +27,7 @@ from asyncop.apiserver.builtin.fields import (
     invalid,
     required,
 )
-from asyncop.apiserver.builtin.gofmt import Raw
+from asyncop.apiserver.builtin.gofmt import GO_POINTER, Raw
 
 _STANDARD_RESOURCES = frozenset({
     "cpu", "memory", "ephemeral-storage", "requests.cpu", "requests.memory",
@@ -87,7 +87,7 @@ def quantity_value(name: str, value: quantity.Quantity, path: str) -> Causes:
         out.append(invalid(path, str(value), "must be greater than or equal to 0"))
     if (name in _INTEGER_RESOURCES or _is_extended(name)) and \
             math.ceil(value.value * 1000) % 1000:
-        shown = quantity.go_struct(str(value)) or str(value)  # a Quantity value: %#v
+        shown = quantity.go_struct(str(value), dec=GO_POINTER) or str(value)  # %#v
         out.append(invalid(path, Raw(shown), "must be an integer"))
     return out
 

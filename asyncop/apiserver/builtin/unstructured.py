@@ -27,7 +27,6 @@ from asyncop.apiserver.builtin.goerrors import (
     RFC3339_LAYOUT,
     base64_error,
     json_kind,
-    quantity_error,
     time_error,
 )
 from asyncop.apiserver.builtin.gofmt import go_v
@@ -49,6 +48,7 @@ from asyncop.apiserver.builtin.gotypes import (
     TIME,
     Node,
 )
+from asyncop.apiserver.builtin.quantity import parse_error
 from asyncop.apiserver.builtin.quantityhook import canonical_quantity
 
 __all__ = ["convert"]
@@ -140,7 +140,7 @@ def _scalar(value: Any, node: Node) -> Any:
         raise _Stop(f"cannot restore slice from {_go_kind(value)}")
     if tag == QUANTITY:
         text = value.strip() if isinstance(value, str) else go_v(value)
-        error = quantity_error(text)
+        error = parse_error(text)
         if error:
             raise _Stop(error)
         return canonical_quantity(value)

@@ -41,7 +41,6 @@ from asyncop.apiserver.builtin.goerrors import (
     RFC3339_LAYOUT,
     base64_error,
     json_kind,
-    quantity_error,
     time_error,
 )
 from asyncop.apiserver.builtin.gofmt import go_quote
@@ -63,6 +62,7 @@ from asyncop.apiserver.builtin.gotypes import (
     TIME,
     Node,
 )
+from asyncop.apiserver.builtin.quantity import parse_error
 from asyncop.apiserver.builtin.quantityhook import canonical_quantity
 
 __all__ = ["Outcome", "canonical_quantity", "decode_value"]
@@ -340,7 +340,7 @@ class _Full:
             text = _literal(value)
         else:  # Quantity's UnmarshalJSON parses the raw JSON text
             text = json.dumps(value, separators=(",", ":"))
-        error = quantity_error(text)
+        error = parse_error(text)
         if error:
             raise _Returned(error)
         return canonical_quantity(value)
