@@ -16,8 +16,14 @@ scale}` it builds), then its inf.Dec slow path. `parse_error` is the decode chec
 error text or None, no arithmetic); `sign` is Quantity.Sign; `go_struct` prints the struct a
 field error shows (`%#v`). Errors carry kube's messages (ErrFormatWrong, ErrSuffix,
 ErrNumeric); `QuantityError` is raised with them.
+
+One divergence, by design: kube keeps a value as (digits, decimal scale) and accepts any
+int32 scale (`1e2000000000`); exact arithmetic on such a value would take this server
+minutes and gigabytes, so `parse_text` refuses a value spanning more than `MAX_DIGITS`
+decimal places (`OUT_OF_RANGE`). The decode check (`parse_error`) still accepts it, as kube
+does; the rules that need the value skip it, and it is stored as written.
 Invariant: exact arithmetic only (`Fraction`), never floats, except to read a JSON number's
-text.
+text; no parse costs more than `MAX_DIGITS`-digit integers.
 """
 
 from __future__ import annotations
@@ -37,6 +43,8 @@ SPLIT_RE = "^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$"
 FORMAT_WRONG = "quantities must match the regular expression '" + SPLIT_RE + "'"
 SUFFIX_WRONG = "unable to parse quantity's suffix"
 NUMERIC_WRONG = "unable to parse numeric part of quantity"
+OUT_OF_RANGE = "quantity beyond the exact arithmetic of this server"
+MAX_DIGITS = 1000
 
 _DECIMAL = {"n": -9, "u": -6, "m": -3, "": 0, "k": 3, "M": 6, "G": 9, "T": 12, "P": 15, "E": 18}
 _DECIMAL_BY_EXP = {v: k for k, v in _DECIMAL.items()}
@@ -190,6 +198,8 @@ def parse_text(text: str) -> Quantity:
     if text == "0":
         return Quantity(Fraction(0), "DecimalSI", "0")
     positive, value, num, denom, exponent, fmt = _parsed(text)
+    if abs(exponent) + len(num) + len(denom) > MAX_DIGITS:
+        raise QuantityError(OUT_OF_RANGE)
     fast = _int64_amount(text, positive, num, denom, exponent, fmt)
     if fast is not None:
         amount, scale, kept = fast
@@ -317,7 +327,7 @@ def go_struct(text: str, *, defaulted: bool = True, dec: str | None = None) -> s
     if fast is None:
         if dec is None:
             return None
-        if fmt == "BinarySI" and 0 < abs(parse_text(text).value) < 1:
+        if fmt == "BinarySI" and _below_one(text):
             fmt = "DecimalSI"
         return _go_quantity(0, 0, "", fmt, dec=dec)
     value, scale, kept = fast
@@ -326,6 +336,13 @@ def go_struct(text: str, *, defaulted: bool = True, dec: str | None = None) -> s
         whole += 1 if rest else 0
         value, scale, kept = (whole if value > 0 else -whole), -3, ""
     return _go_quantity(value, scale, kept, fmt)
+
+
+def _below_one(text: str) -> bool:
+    try:
+        return 0 < abs(parse_text(text).value) < 1
+    except QuantityError:
+        return False
 
 
 def _go_quantity(value: int, scale: int, text: str, fmt: str, *, dec: str = "nil") -> str:
