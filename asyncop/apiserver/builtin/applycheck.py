@@ -25,21 +25,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from asyncop.apiserver.builtin import gotypes
 from asyncop.apiserver.builtin.gofmt import go_sharp_v, go_type, go_v
-from asyncop.apiserver.builtin.gotypes import (
-    ANY,
-    BOOL,
-    FLOAT,
-    INT,
-    INT32,
-    INT64,
-    INT_OR_STRING,
-    LIST,
-    MAP,
-    QUANTITY,
-    STRUCT,
-    Node,
-)
+from asyncop.apiserver.builtin.gotypes import Node
 
 __all__ = ["check"]
 
@@ -65,7 +53,7 @@ def _walk(value: Any, node: Node, path: str, errors: list[str]) -> None:
     if value is None:
         return
     tag = node[0]
-    if tag == STRUCT:
+    if tag == gotypes.STRUCT:
         if not isinstance(value, dict):
             errors.append(f"{path}: expected map, got &{{{go_v(value)}}}")
             return
@@ -77,28 +65,28 @@ def _walk(value: Any, node: Node, path: str, errors: list[str]) -> None:
                     errors.append(f"{path}.{key}: field not declared in schema")
                 continue
             _walk(item, sub, f"{path}.{key}", errors)
-    elif tag == MAP:
+    elif tag == gotypes.MAP:
         if not isinstance(value, dict):
             errors.append(f"{path}: expected map, got &{{{go_v(value)}}}")
             return
         for key, item in value.items():
             _walk(item, node[2], f"{path}.{key}", errors)
-    elif tag == LIST:
+    elif tag == gotypes.LIST:
         if not isinstance(value, list):
             errors.append(f"{path}: expected list, got &{{{go_v(value)}}}")
             return
         for i, item in enumerate(value):
             _walk(item, node[2], path + _element(node[3], item, i), errors)
-    elif tag in (INT32, INT64, INT, FLOAT):
+    elif tag in (gotypes.INT32, gotypes.INT64, gotypes.INT, gotypes.FLOAT):
         if isinstance(value, bool) or not isinstance(value, int | float):
             errors.append(f"{path}: expected numeric (int or float), got {go_type(value)}")
-    elif tag == BOOL:
+    elif tag == gotypes.BOOL:
         if not isinstance(value, bool):
             errors.append(f"{path}: expected boolean, got &{{{go_v(value)}}}")
-    elif tag in (QUANTITY, INT_OR_STRING):  # kube types these as untyped scalars
+    elif tag in (gotypes.QUANTITY, gotypes.INT_OR_STRING):  # kube types these as untyped scalars
         if isinstance(value, dict | list):
             errors.append(f"{path}: expected any scalar, got &{{{go_v(value)}}}")
-    elif tag != ANY and not isinstance(value, str):
+    elif tag != gotypes.ANY and not isinstance(value, str):
         errors.append(f"{path}: expected string, got "
                       f"&value.valueUnstructured{{Value:{go_sharp_v(value)}}}")
 
