@@ -69,3 +69,26 @@ def test_lengths_are_counted_in_bytes(store: Store) -> None:
     assert causes(status) == [
         ("spec.nodeSelector", f'Invalid value: "{value}": must be no more than 63 characters'),
         ("spec.nodeSelector", f'Invalid value: "{value}": {LABEL_VALUE}')]
+
+
+def test_gt_and_lt_are_node_selector_operators_only(store: Store) -> None:
+    # kube: ValidateNodeSelectorRequirement takes Gt and Lt with exactly one value;
+    # ValidateLabelSelectorRequirement (a pod affinity term's labelSelector) does not
+    node = "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution"
+    gt = {"key": "cores", "operator": "Gt", "values": ["4", "8"]}
+    status = rejected(store, pod(affinity={"nodeAffinity": {
+        "requiredDuringSchedulingIgnoredDuringExecution": {
+            "nodeSelectorTerms": [{"matchExpressions": [gt]}]}}}))
+    assert causes(status) == [(f"{node}.nodeSelectorTerms[0].matchExpressions[0].values",
+                               "Required value: must be specified single value when "
+                               "`operator` is 'Lt' or 'Gt'")]
+    create(store, pod(affinity={"nodeAffinity": {
+        "requiredDuringSchedulingIgnoredDuringExecution": {
+            "nodeSelectorTerms": [{"matchExpressions": [{**gt, "values": ["4"]}]}]}}}))
+    status = rejected(store, pod(affinity={"podAffinity": {
+        "requiredDuringSchedulingIgnoredDuringExecution": [{
+            "topologyKey": "zone", "labelSelector": {"matchExpressions": [{**gt}]}}]}}))
+    assert causes(status) == [(
+        "spec.affinity.podAffinity.requiredDuringSchedulingIgnoredDuringExecution[0]."
+        "labelSelector.matchExpressions[0].operator",
+        'Invalid value: "Gt": not a valid selector operator')]

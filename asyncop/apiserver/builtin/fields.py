@@ -157,7 +157,10 @@ def label_selector(selector: Any, path: str, *, allow_invalid_values: bool = Fal
     return out
 
 
-def selector_requirement(expr: Obj, path: str, *, allow_invalid_values: bool) -> Causes:
+def selector_requirement(expr: Obj, path: str, *, allow_invalid_values: bool,
+                         node: bool = False) -> Causes:
+    """ValidateLabelSelectorRequirement; with `node`, core's ValidateNodeSelectorRequirement,
+    the same rules plus the Gt and Lt operators (exactly one value)."""
     operator, values = expr.get("operator"), as_list(expr.get("values"))
     out: Causes = []
     if operator in ("In", "NotIn"):
@@ -168,6 +171,10 @@ def selector_requirement(expr: Obj, path: str, *, allow_invalid_values: bool) ->
         if values:
             out.append(forbidden(f"{path}.values", "may not be specified when `operator` is "
                                  "'Exists' or 'DoesNotExist'"))
+    elif node and operator in ("Gt", "Lt"):
+        if len(values) != 1:
+            out.append(required(f"{path}.values", "must be specified single value when "
+                                "`operator` is 'Lt' or 'Gt'"))
     else:
         out.append(invalid(f"{path}.operator", as_str(operator), "not a valid selector operator"))
     out += label_name(as_str(expr.get("key")), f"{path}.key")
