@@ -21,7 +21,7 @@ import binascii
 from typing import Any
 
 from asyncop.api import StatusCause
-from asyncop.apiserver.builtin.checks import is_config_map_key
+from asyncop.apiserver.builtin.checks import IMMUTABLE_MSG, is_config_map_key
 from asyncop.apiserver.builtin.fields import (
     Obj,
     as_dict,
@@ -156,7 +156,7 @@ def _secret(obj: Obj, old: Obj | None) -> list[StatusCause]:
     out: list[StatusCause] = []
     if old is not None:
         if old.get("type") != obj.get("type"):  # ValidateImmutableField
-            out.append(invalid("type", obj.get("type"), "field is immutable"))
+            out.append(invalid("type", obj.get("type"), IMMUTABLE_MSG))
         out += _immutable(obj, old, ("data",))
     return out + validate_secret(obj)
 

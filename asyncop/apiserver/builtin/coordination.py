@@ -18,7 +18,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from asyncop.api import StatusCause
-from asyncop.apiserver.builtin.checks import is_qualified_name
+from asyncop.apiserver.builtin.checks import NEGATIVE_MSG, is_qualified_name
 from asyncop.apiserver.builtin.fields import (
     Obj,
     as_dict,
@@ -72,8 +72,7 @@ def _lease(obj: Obj, old: Obj | None) -> list[StatusCause]:
                            "must be greater than 0"))
     transitions = spec.get("leaseTransitions")
     if transitions is not None and (as_int(transitions) is None or transitions < 0):
-        out.append(invalid("spec.leaseTransitions", transitions,
-                           "must be greater than or equal to 0"))
+        out.append(invalid("spec.leaseTransitions", transitions, NEGATIVE_MSG))
     strategy = spec.get("strategy")
     if strategy is not None:
         out += strategy_errors(strategy, "spec.strategy")

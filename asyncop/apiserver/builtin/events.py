@@ -22,7 +22,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from asyncop.api import StatusCause
-from asyncop.apiserver.builtin.checks import is_dns1123_subdomain, is_qualified_name
+from asyncop.apiserver.builtin.checks import IMMUTABLE_MSG, is_dns1123_subdomain, is_qualified_name
 from asyncop.apiserver.builtin.fields import Obj, as_dict, as_int, as_str, each, invalid, required
 from asyncop.apiserver.builtin.gofmt import Raw, go_quote, go_value
 
@@ -157,7 +157,7 @@ def _immutable(obj: Obj, old: Obj) -> list[StatusCause]:
         if (new or None) == (before or None):
             continue
         shown = render[field](new) if field in render else go_value(as_str(new))
-        out.append(invalid(path, Raw(shown), "field is immutable"))
+        out.append(invalid(path, Raw(shown), IMMUTABLE_MSG))
     return out
 
 

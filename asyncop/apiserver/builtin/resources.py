@@ -17,7 +17,7 @@ import math
 from typing import Any
 
 from asyncop.apiserver.builtin import quantity
-from asyncop.apiserver.builtin.checks import is_qualified_name
+from asyncop.apiserver.builtin.checks import NEGATIVE_MSG, is_qualified_name
 from asyncop.apiserver.builtin.fields import (
     Causes,
     Obj,
@@ -84,7 +84,7 @@ def quantity_value(name: str, value: quantity.Quantity, path: str) -> Causes:
     """ValidateResourceQuantityValue: not negative; whole for integer resources."""
     out: Causes = []
     if value.value < 0:
-        out.append(invalid(path, str(value), "must be greater than or equal to 0"))
+        out.append(invalid(path, str(value), NEGATIVE_MSG))
     if (name in _INTEGER_RESOURCES or _is_extended(name)) and \
             math.ceil(value.value * 1000) % 1000:
         shown = quantity.go_struct(str(value), dec=GO_POINTER) or str(value)  # %#v

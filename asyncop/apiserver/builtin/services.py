@@ -22,12 +22,14 @@ from typing import Any
 from asyncop.api import StatusCause
 from asyncop.apiserver.builtin import serviceips
 from asyncop.apiserver.builtin.checks import (
+    IMMUTABLE_MSG,
     is_dns1123_label,
     is_dns1123_subdomain,
     is_qualified_name,
     is_valid_port_name,
     is_valid_port_num,
 )
+from asyncop.apiserver.builtin.containers import PROTOCOLS
 from asyncop.apiserver.builtin.fields import (
     Obj,
     as_dict,
@@ -54,7 +56,6 @@ from asyncop.apiserver.builtin.serviceips import (
 
 SERVICES = ("", "services")
 TYPES = ("ClusterIP", "ExternalName", "LoadBalancer", "NodePort")
-PROTOCOLS = ("SCTP", "TCP", "UDP")
 TRAFFIC_POLICIES = ("Cluster", "Local")
 AFFINITIES = ("ClientIP", "None")
 MAX_AFFINITY_SECONDS = 86400
@@ -151,7 +152,7 @@ def _service(obj: Obj, old: Obj | None) -> list[StatusCause]:
         out += _load_balancer_class(spec, old_spec)
         if needs_health_check(old_spec) and needs_health_check(spec) and \
                 spec.get("healthCheckNodePort") != old_spec.get("healthCheckNodePort"):
-            out.append(forbidden("spec.healthCheckNodePort", "field is immutable"))
+            out.append(forbidden("spec.healthCheckNodePort", IMMUTABLE_MSG))
     return out + validate_service(obj)
 
 
