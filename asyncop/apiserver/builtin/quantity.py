@@ -28,6 +28,7 @@ text; no parse costs more than `MAX_DIGITS`-digit integers.
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from dataclasses import dataclass
@@ -191,8 +192,10 @@ def parse_error(text: str) -> str | None:
     return None if _digits_ok(value) else NUMERIC_WRONG
 
 
+@functools.lru_cache(maxsize=4096)
 def parse_text(text: str) -> Quantity:
-    """kube's ParseQuantity (no surrounding whitespace allowed)."""
+    """kube's ParseQuantity (no surrounding whitespace allowed). Memoised: manifests repeat
+    the same few quantities (`500m`, `128Mi`), and a Quantity is immutable."""
     if not text:
         raise QuantityError(FORMAT_WRONG)
     if text == "0":
@@ -203,7 +206,8 @@ def parse_text(text: str) -> Quantity:
     fast = _int64_amount(text, positive, num, denom, exponent, fmt)
     if fast is not None:
         amount, scale, kept = fast
-        return Quantity(amount * Fraction(10) ** scale, fmt, kept)
+        exact = Fraction(amount * 10**scale) if scale >= 0 else Fraction(amount, 10**-scale)
+        return Quantity(exact, fmt, kept)
     if not _digits_ok(value):
         raise QuantityError(NUMERIC_WRONG)
     whole, _, frac = value.lstrip("+-").partition(".")
