@@ -211,3 +211,17 @@ def test_huge_exponents_are_accepted_and_stored_as_written() -> None:
     stored = podkit.create(podkit.new_store(),
                            podkit.pod(containers=[podkit.container(resources={"limits": limits})]))
     assert stored["spec"]["containers"][0]["resources"]["limits"] == limits
+
+
+def test_an_integer_resource_error_prints_the_quantity_as_parsed() -> None:
+    # kube: ValidateResourceQuantityValue prints the Quantity struct (%#v) of the defaulted
+    # value; SetDefaults_ResourceList's RoundUp(-3) leaves 1.5 as ParseQuantity built it,
+    # int64Amount{15, -1} with no kept text (not the canonical 1500m)
+    store = podkit.new_store()
+    status = podkit.rejected(store, podkit.pod(containers=[podkit.container(
+        resources={"limits": {"example.com/gpu": "1.5"}})]))
+    assert podkit.causes(status)[0] == (
+        "spec.containers[0].resources.limits[example.com/gpu]",
+        "Invalid value: resource.Quantity{i:resource.int64Amount{value:15, scale:-1}, "
+        'd:resource.infDecAmount{Dec:(*inf.Dec)(nil)}, s:"", Format:"DecimalSI"}: must be an '
+        "integer")
