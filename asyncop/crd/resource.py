@@ -29,11 +29,12 @@ Fields: `api_version` (apiVersion) and `kind` (default: the class's values), `me
 
 Typed access for reconcilers (the cache keeps raw dicts; typing happens only on request):
 `Memcached.parse(raw)`, `Memcached.from_cache(cache, request)`, `obj.raw`, `obj.to_raw()`,
-and `await obj.write_status(client, status)`. Invariants: `parse` never mutates `raw`;
-`to_raw` and status writes leave out the nulls the schema does not allow; `write_status`
-sends the object it was parsed from with only `status` replaced, so it carries that
-resourceVersion (a stale write is a Conflict, never a lost update), and sends nothing when
-the status, read back through the status model, is unchanged.
+and `await obj.write_status(client, status)`; all but the last two come from `TypedView`,
+which kube's own kinds (`asyncop.k8s.base.KubeObject`) share. Invariants: `parse` never
+mutates `raw`; `to_raw` and status writes leave out the nulls the schema does not allow;
+`write_status` sends the object it was parsed from with only `status` replaced, so it
+carries that resourceVersion (a stale write is a Conflict, never a lost update), and sends
+nothing when the status, read back through the status model, is unchanged.
 """
 
 from __future__ import annotations
@@ -75,17 +76,61 @@ class Keyed(Protocol):
     def namespace(self) -> str: ...
 
 
-class CustomResource(Model):
-    """Base of typed custom resources (see the module docstring)."""
+class TypedView(Model):
+    """A typed view of a raw object of one Kind (`KIND`): the base of `CustomResource` and of
+    kube's own kinds (`asyncop.k8s.base.KubeObject`), which differ only in `to_raw`.
+
+    Invariants: `parse` never mutates `raw` and remembers it (`raw`); equality compares the
+    fields, never the raw object a view came from."""
 
     KIND: ClassVar[Kind]
+    _raw: RawObject | None = PrivateAttr(default=None)
+
+    @classmethod
+    def parse(cls, raw: RawObject | dict[str, Any]) -> Self:
+        """The typed view of `raw` (pydantic ValidationError if it does not fit the model)."""
+        obj = cls.model_validate(raw)
+        obj._raw = typing.cast(RawObject, raw)
+        return obj
+
+    @classmethod
+    def from_cache(
+        cls, cache: CacheReader, request: Keyed | str, namespace: str | None = None
+    ) -> Self | None:
+        """The cached object of `request` (or name + namespace), parsed; None if absent."""
+        if isinstance(request, str):
+            name, ns = request, namespace
+        else:
+            name, ns = request.name, request.namespace
+        raw = cache.get(cls.KIND, name, ns or None)
+        return None if raw is None else cls.parse(raw)
+
+    def __eq__(self, other: object) -> bool:
+        """Equal fields (the raw object a view was parsed from does not count)."""
+        if not isinstance(other, BaseModel):
+            return NotImplemented
+        return (type(self) is type(other) and self.__dict__ == other.__dict__
+                and self.__pydantic_extra__ == other.__pydantic_extra__)
+
+    @property
+    def raw(self) -> RawObject:
+        """The raw object this was parsed from (never mutate it), else `to_raw()`."""
+        return self._raw if self._raw is not None else self.to_raw()
+
+    def to_raw(self) -> RawObject:
+        """The object as the API wants it (each kind of view writes its own)."""
+        raise NotImplementedError
+
+
+class CustomResource(TypedView):
+    """Base of typed custom resources (see the module docstring)."""
+
     __resource__: ClassVar[ResourceInfo | None] = None
     __schema__: ClassVar[Schema | None] = None
 
     api_version: str = Field(default="", alias="apiVersion")  # `default=`: mypy reads it
     kind: str = ""
     metadata: ObjectMeta = Field(default_factory=ObjectMeta)
-    _raw: RawObject | None = PrivateAttr(default=None)
 
     @classmethod
     def _class_keywords(cls) -> tuple[str, ...]:
@@ -144,38 +189,7 @@ class CustomResource(Model):
             cls.__schema__ = resource_schema(cls)
         return cls.__schema__
 
-    # -- typed access ----------------------------------------------------------------------
-    @classmethod
-    def parse(cls, raw: RawObject) -> Self:
-        """The typed view of `raw` (pydantic ValidationError if it does not fit the model)."""
-        obj = cls.model_validate(raw)
-        obj._raw = raw
-        return obj
-
-    @classmethod
-    def from_cache(
-        cls, cache: CacheReader, request: Keyed | str, namespace: str | None = None
-    ) -> Self | None:
-        """The cached object of `request` (or name + namespace), parsed; None if absent."""
-        if isinstance(request, str):
-            name, ns = request, namespace
-        else:
-            name, ns = request.name, request.namespace
-        raw = cache.get(cls.KIND, name, ns or None)
-        return None if raw is None else cls.parse(raw)
-
-    def __eq__(self, other: object) -> bool:
-        """Equal fields (the raw object a view was parsed from does not count)."""
-        if not isinstance(other, BaseModel):
-            return NotImplemented
-        return (type(self) is type(other) and self.__dict__ == other.__dict__
-                and self.__pydantic_extra__ == other.__pydantic_extra__)
-
-    @property
-    def raw(self) -> RawObject:
-        """The raw object this was parsed from (never mutate it), else `to_raw()`."""
-        return self._raw if self._raw is not None else self.to_raw()
-
+    # -- typed access (parse, from_cache, raw: TypedView) -----------------------------------
     def to_raw(self) -> RawObject:
         """This object as the API wants it: apiVersion and kind first, wire names, no nulls
         the schema does not allow, no empty metadata fields."""

@@ -25,13 +25,13 @@ importing a module of a few hundred classes stays cheap.
 from __future__ import annotations
 
 import typing
-from typing import Annotated, Any, ClassVar, Self
+from typing import Annotated, Any, ClassVar
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, PrivateAttr
+from pydantic import BeforeValidator, ConfigDict, Field
 
-from asyncop.api import Kind, RawObject
+from asyncop.api import RawObject
 from asyncop.crd.model import Model
-from asyncop.crd.resource import CacheReader, Keyed
+from asyncop.crd.resource import TypedView
 
 __all__ = ["IntOrString", "KubeModel", "KubeObject", "Quantity", "RawExtension", "wire"]
 
@@ -67,42 +67,9 @@ class KubeModel(Model):
     __kube_definition__: ClassVar[str] = ""
 
 
-class KubeObject(KubeModel):
-    """Base of top-level kinds: a typed view of a raw object (see the module docstring)."""
-
-    KIND: ClassVar[Kind]
-    _raw: RawObject | None = PrivateAttr(default=None)
-
-    @classmethod
-    def parse(cls, raw: RawObject | dict[str, Any]) -> Self:
-        """The typed view of `raw` (pydantic ValidationError if a field has the wrong type)."""
-        obj = cls.model_validate(raw)
-        obj._raw = typing.cast(RawObject, raw)
-        return obj
-
-    @classmethod
-    def from_cache(
-        cls, cache: CacheReader, request: Keyed | str, namespace: str | None = None
-    ) -> Self | None:
-        """The cached object of `request` (or name + namespace), parsed; None if absent."""
-        if isinstance(request, str):
-            name, ns = request, namespace
-        else:
-            name, ns = request.name, request.namespace
-        raw = cache.get(cls.KIND, name, ns or None)
-        return None if raw is None else cls.parse(raw)
-
-    def __eq__(self, other: object) -> bool:
-        """Equal fields (the raw object a view was parsed from does not count)."""
-        if not isinstance(other, BaseModel):
-            return NotImplemented
-        return (type(self) is type(other) and self.__dict__ == other.__dict__
-                and self.__pydantic_extra__ == other.__pydantic_extra__)
-
-    @property
-    def raw(self) -> RawObject:
-        """The raw object this was parsed from (never mutate it), else `to_raw()`."""
-        return self._raw if self._raw is not None else self.to_raw()
+class KubeObject(KubeModel, TypedView):
+    """Base of top-level kinds: a typed view of a raw object (`TypedView`: parse,
+    from_cache, raw; see the module docstring)."""
 
     def to_raw(self) -> RawObject:
         """The object as the API wants it: apiVersion and kind first (from `KIND` when not

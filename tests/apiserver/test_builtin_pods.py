@@ -267,12 +267,16 @@ REFUSED: list[tuple[str, Callable[[], Obj], list[tuple[str, str]]]] = [
        "inclusive")]),
     ("hostname a label", lambda: pod(hostname="a.b"),
      [("spec.hostname", 'Invalid value: "a.b": must not contain dots')]),
+    # kube: IsValidUserID / IsValidGroupID (apimachinery util/validation), 0 to MaxInt32
     ("runAsUser range", lambda: pod(securityContext={"runAsUser": -1}),
      [("spec.securityContext.runAsUser",
-       "Invalid value: -1: must be between 0 and 4294967295, inclusive")]),
+       "Invalid value: -1: must be between 0 and 2147483647, inclusive")]),
     ("container runAsGroup range", lambda: ctr(securityContext={"runAsGroup": 2**32}),
      [(f"{C0}.securityContext.runAsGroup",
-       "Invalid value: 4294967296: must be between 0 and 4294967295, inclusive")]),
+       "Invalid value: 4294967296: must be between 0 and 2147483647, inclusive")]),
+    ("fsGroup just above MaxInt32", lambda: pod(securityContext={"fsGroup": 2**31}),
+     [("spec.securityContext.fsGroup",
+       "Invalid value: 2147483648: must be between 0 and 2147483647, inclusive")]),
     ("seccomp type", lambda: pod(securityContext={"seccompProfile": {"type": "Strict"}}),
      [("spec.securityContext.seccompProfile.type", 'Unsupported value: "Strict": supported '
        'values: "Localhost", "RuntimeDefault", "Unconfined"')]),

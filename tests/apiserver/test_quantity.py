@@ -15,14 +15,19 @@ import pytest
 from asyncop.apiserver.builtin.quantity import (
     FORMAT_WRONG,
     NUMERIC_WRONG,
+    OUT_OF_RANGE,
     SUFFIX_WRONG,
     QuantityError,
     canonical,
     compare,
     go_struct,
     parse,
+    parse_error,
     parse_text,
+    sign,
 )
+from tests.apiserver import podkit
+from tests.apiserver.builtinkit import Kit, invalid_message
 
 
 @pytest.mark.parametrize(("text", "expected"), [
@@ -45,6 +50,9 @@ from asyncop.apiserver.builtin.quantity import (
     ("9Ei", "9223372036854775807"), ("12E", "12E"), (".", "0"), ("0n", "0"), ("0Ki", "0"),
     # negative values keep their sign
     ("-1.5", "-1500m"), ("-1024Mi", "-1Gi"),
+    # kube: suffixHandler.interpret reads an exponent with strconv.ParseInt(…, 64) and keeps
+    # int32(parsed): e4294967297 is e1
+    ("1e4294967297", "10"),
 ])
 def test_canonical_string(text: str, expected: str) -> None:
     assert canonical(text) == expected
@@ -64,7 +72,7 @@ def test_json_numbers_and_padded_strings(value: int | float | str, expected: str
     ("1.1.M", FORMAT_WRONG), ("1+1.0M", FORMAT_WRONG), ("0.1am", FORMAT_WRONG),
     ("aoeu", FORMAT_WRONG), ("64Mo", FORMAT_WRONG), ("", FORMAT_WRONG), ("1 Gi", FORMAT_WRONG),
     ("0.1mi", SUFFIX_WRONG), (".5i", SUFFIX_WRONG), ("1i", SUFFIX_WRONG),
-    ("-3.01i", SUFFIX_WRONG), ("-3.01e-", SUFFIX_WRONG), ("1e4294967297", SUFFIX_WRONG),
+    ("-3.01i", SUFFIX_WRONG), ("-3.01e-", SUFFIX_WRONG), ("1e9223372036854775808", SUFFIX_WRONG),
     (".e-10", NUMERIC_WRONG),
 ])
 def test_malformed_quantities(text: str, message: str) -> None:
@@ -130,3 +138,90 @@ def test_go_struct(text: str, shown: str) -> None:
 def test_go_struct_of_an_inf_dec() -> None:
     """Values beyond the int64 fast path are an inf.Dec pointer in kube: not rendered."""
     assert go_struct("12345678901234567890") is None
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    # kube: ParseQuantity — a scale finer than nano leaves the int64 fast path, and the
+    # inf.Dec path needs a digit (the decode check used to stop at the fast path's precision)
+    ("e-74", NUMERIC_WRONG), ("E-10", NUMERIC_WRONG), ("+.e-12", NUMERIC_WRONG),
+    ("e-9", None), ("1e4294967297", None), ("1e9223372036854775808", SUFFIX_WRONG),
+])
+def test_decode_check_is_parse_quantity(text: str, message: str | None) -> None:
+    assert parse_error(text) == message
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("3E", 1), ("-3E", -1), ("0Ei", 0), ("-0.000", 0), ("1e-30", 1), ("-.5Ki", -1), ("0", 0),
+])
+def test_sign(text: str, expected: int) -> None:
+    # kube: Quantity.Sign (the inf.Dec path rounds a non-zero value up to nano, never to 0)
+    assert sign(text) == expected
+
+
+def test_go_struct_rounds_negative_values_away_from_zero() -> None:
+    # kube: SetDefaults_ResourceList's RoundUp(-3) → int64Amount.AsScale →
+    # negativeScaleInt64, which rounds away from zero: -1500u is -2m, -4u is -1m
+    assert go_struct("-1500u") == ("resource.Quantity{i:resource.int64Amount{value:-2, "
+                                   "scale:-3}, d:resource.infDecAmount{Dec:(*inf.Dec)(nil)}, "
+                                   's:"", Format:"DecimalSI"}')
+    assert go_struct("-4u", defaulted=False) == (
+        "resource.Quantity{i:resource.int64Amount{value:-4, scale:-6}, d:resource."
+        'infDecAmount{Dec:(*inf.Dec)(nil)}, s:"-4u", Format:"DecimalSI"}')
+
+
+def test_go_struct_of_an_inf_dec_with_a_stand_in_pointer() -> None:
+    # kube: ParseQuantity's slow path keeps BinarySI unless 0 < value < 1 (.5Ki is 512)
+    shown = go_struct(".5Ki", defaulted=False, dec="0xc000010000")
+    assert shown == ("resource.Quantity{i:resource.int64Amount{value:0, scale:0}, d:resource."
+                     'infDecAmount{Dec:(*inf.Dec)(0xc000010000)}, s:"", Format:"BinarySI"}')
+
+
+def test_hpa_target_in_exa_is_checked_not_crashed() -> None:
+    # kube: validateMetricTarget — Value.Sign() != 1 is "must be positive"; "3E" is fine, and
+    # "-3E" prints the int64Amount the fast path built (the sign helper used to raise on an
+    # "E" suffix)
+    def hpa(value: str, name: str = "h") -> dict[str, object]:
+        return {"metadata": {"name": name}, "spec": {
+            "scaleTargetRef": {"kind": "Deployment", "name": "web", "apiVersion": "apps/v1"},
+            "maxReplicas": 5, "metrics": [{"type": "Object", "object": {
+                "describedObject": {"kind": "Service", "name": "s"}, "metric": {"name": "rps"},
+                "target": {"type": "Value", "value": value}}}]}}
+
+    kit = Kit()
+    kit.create("horizontalpodautoscalers", hpa("3E", "exa"))
+    err = kit.refused("horizontalpodautoscalers", hpa("-3E"))
+    assert invalid_message(err) == (
+        'HorizontalPodAutoscaler.autoscaling "h" is invalid: spec.metrics[0].object.target.'
+        "value: Invalid value: resource.Quantity{i:resource.int64Amount{value:-3, scale:18}, "
+        'd:resource.infDecAmount{Dec:(*inf.Dec)(nil)}, s:"-3E", Format:"DecimalSI"}: must be '
+        "positive")
+
+
+def test_huge_exponents_are_accepted_and_stored_as_written() -> None:
+    # kube accepts any int32 scale (suffixHandler.interpret; ParseQuantity keeps
+    # int64Amount{1, 2000000000}); exact arithmetic on it is out of reach here: the decode
+    # check accepts it, parsing refuses it with OUT_OF_RANGE (quantity.py's docstring), and a
+    # Pod holding one is stored with the value as written instead of hanging the server
+    assert parse_error("1e2000000000") is None
+    with pytest.raises(QuantityError) as err:
+        parse_text("1e2000000000")
+    assert str(err.value) == OUT_OF_RANGE
+    assert parse_text("1e999").value == 10**999
+    limits = {"cpu": "1e2000000000"}
+    stored = podkit.create(podkit.new_store(),
+                           podkit.pod(containers=[podkit.container(resources={"limits": limits})]))
+    assert stored["spec"]["containers"][0]["resources"]["limits"] == limits
+
+
+def test_an_integer_resource_error_prints_the_quantity_as_parsed() -> None:
+    # kube: ValidateResourceQuantityValue prints the Quantity struct (%#v) of the defaulted
+    # value; SetDefaults_ResourceList's RoundUp(-3) leaves 1.5 as ParseQuantity built it,
+    # int64Amount{15, -1} with no kept text (not the canonical 1500m)
+    store = podkit.new_store()
+    status = podkit.rejected(store, podkit.pod(containers=[podkit.container(
+        resources={"limits": {"example.com/gpu": "1.5"}})]))
+    assert podkit.causes(status)[0] == (
+        "spec.containers[0].resources.limits[example.com/gpu]",
+        "Invalid value: resource.Quantity{i:resource.int64Amount{value:15, scale:-1}, "
+        'd:resource.infDecAmount{Dec:(*inf.Dec)(nil)}, s:"", Format:"DecimalSI"}: must be an '
+        "integer")

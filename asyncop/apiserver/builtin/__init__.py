@@ -21,8 +21,10 @@ storage identity (group, plural) — a validator may also be keyed by the reques
 spec every workload embeds is shared: `poddefaults` (its defaults), `podspec`
 (ValidatePodSpec / ValidatePodTemplateSpec) over `containers`, `resources`, `security`,
 `probes`, `volumes`, `filepaths` and `scheduling`; `quantity` is kube's resource.Quantity,
-`cron` its CronJob schedule parser, `binding` the pods/binding rules; `fields` and `gofmt`
-hold the shared checks and Go's value printing with kube's messages; decoding is `decode`
+`cron` its CronJob schedule parser, `binding` the pods/binding rules. Shared by all:
+`fields` (safe accessors, field errors, labels and label selectors), `checks`
+(apimachinery's string checks), `netutils` (IPs and CIDRs) and `gofmt` (Go's printing of
+values), with kube's messages. Decoding is `decode`
 (over `gotypes`, `walker`, `goerrors`, `dupkeys`, `unstructured`, `applycheck`). CRDs and
 webhook configurations keep their rules in `core` (`crds`, `webhookconfig`) and are
 dispatched from here. Invariants: defaults fill only absent fields; validators never raise

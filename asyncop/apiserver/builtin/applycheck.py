@@ -25,20 +25,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from asyncop.apiserver.builtin.gotypes import (
-    ANY,
-    BOOL,
-    FLOAT,
-    INT,
-    INT32,
-    INT64,
-    INT_OR_STRING,
-    LIST,
-    MAP,
-    QUANTITY,
-    STRUCT,
-    Node,
-)
+from asyncop.apiserver.builtin import gotypes
+from asyncop.apiserver.builtin.gofmt import go_sharp_v, go_type, go_v
+from asyncop.apiserver.builtin.gotypes import Node
 
 __all__ = ["check"]
 
@@ -64,9 +53,9 @@ def _walk(value: Any, node: Node, path: str, errors: list[str]) -> None:
     if value is None:
         return
     tag = node[0]
-    if tag == STRUCT:
+    if tag == gotypes.STRUCT:
         if not isinstance(value, dict):
-            errors.append(f"{path}: expected map, got &{{{_go_v(value)}}}")
+            errors.append(f"{path}: expected map, got &{{{go_v(value)}}}")
             return
         fields = node[2]
         for key, item in value.items():
@@ -76,30 +65,30 @@ def _walk(value: Any, node: Node, path: str, errors: list[str]) -> None:
                     errors.append(f"{path}.{key}: field not declared in schema")
                 continue
             _walk(item, sub, f"{path}.{key}", errors)
-    elif tag == MAP:
+    elif tag == gotypes.MAP:
         if not isinstance(value, dict):
-            errors.append(f"{path}: expected map, got &{{{_go_v(value)}}}")
+            errors.append(f"{path}: expected map, got &{{{go_v(value)}}}")
             return
         for key, item in value.items():
             _walk(item, node[2], f"{path}.{key}", errors)
-    elif tag == LIST:
+    elif tag == gotypes.LIST:
         if not isinstance(value, list):
-            errors.append(f"{path}: expected list, got &{{{_go_v(value)}}}")
+            errors.append(f"{path}: expected list, got &{{{go_v(value)}}}")
             return
         for i, item in enumerate(value):
             _walk(item, node[2], path + _element(node[3], item, i), errors)
-    elif tag in (INT32, INT64, INT, FLOAT):
+    elif tag in (gotypes.INT32, gotypes.INT64, gotypes.INT, gotypes.FLOAT):
         if isinstance(value, bool) or not isinstance(value, int | float):
-            errors.append(f"{path}: expected numeric (int or float), got {_go_t(value)}")
-    elif tag == BOOL:
+            errors.append(f"{path}: expected numeric (int or float), got {go_type(value)}")
+    elif tag == gotypes.BOOL:
         if not isinstance(value, bool):
-            errors.append(f"{path}: expected boolean, got &{{{_go_v(value)}}}")
-    elif tag in (QUANTITY, INT_OR_STRING):  # kube types these as untyped scalars
+            errors.append(f"{path}: expected boolean, got &{{{go_v(value)}}}")
+    elif tag in (gotypes.QUANTITY, gotypes.INT_OR_STRING):  # kube types these as untyped scalars
         if isinstance(value, dict | list):
-            errors.append(f"{path}: expected any scalar, got &{{{_go_v(value)}}}")
-    elif tag != ANY and not isinstance(value, str):
+            errors.append(f"{path}: expected any scalar, got &{{{go_v(value)}}}")
+    elif tag != gotypes.ANY and not isinstance(value, str):
         errors.append(f"{path}: expected string, got "
-                      f"&value.valueUnstructured{{Value:{_go_sharp_v(value)}}}")
+                      f"&value.valueUnstructured{{Value:{go_sharp_v(value)}}}")
 
 
 def _element(keys: Any, item: Any, i: int) -> str:
@@ -115,39 +104,3 @@ def _element(keys: Any, item: Any, i: int) -> str:
 
 def _to_string(value: Any) -> str:
     return json.dumps(value, separators=(",", ":"))
-
-
-def _go_t(value: Any) -> str:
-    """Go's `%T` of a decoded JSON value."""
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, bool):
-        return "bool"
-    if isinstance(value, dict):
-        return "map[string]interface {}"
-    return "[]interface {}" if isinstance(value, list) else "int64"
-
-
-def _go_v(value: Any) -> str:
-    """Go's `%v`: strings bare, `map[a:1]`, `[a b]`."""
-    if isinstance(value, dict):
-        return "map[" + " ".join(f"{k}:{_go_v(value[k])}" for k in sorted(value)) + "]"
-    if isinstance(value, list):
-        return "[" + " ".join(_go_v(v) for v in value) + "]"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    return "<nil>" if value is None else str(value)
-
-
-def _go_sharp_v(value: Any) -> str:
-    """Go's `%#v` of a decoded JSON value: `1`, `true`, `[]interface {}{"a"}`."""
-    if isinstance(value, dict):
-        return "map[string]interface {}{" + ", ".join(
-            f"{json.dumps(k)}:{_go_sharp_v(value[k])}" for k in sorted(value)) + "}"
-    if isinstance(value, list):
-        return "[]interface {}{" + ", ".join(_go_sharp_v(v) for v in value) + "}"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, str):
-        return json.dumps(value)
-    return str(value)

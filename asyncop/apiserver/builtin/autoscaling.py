@@ -19,23 +19,26 @@ from collections.abc import Callable
 from typing import Any
 
 from asyncop.api import StatusCause
-from asyncop.apiserver.builtin.fieldkit import (
-    GoRepr,
+from asyncop.apiserver.builtin import quantity
+from asyncop.apiserver.builtin.checks import (
+    is_dns1123_label,
+    is_qualified_name,
+    is_valid_path_segment_name,
+)
+from asyncop.apiserver.builtin.fields import (
     Obj,
     as_dict,
     as_int,
     as_list,
     as_str,
-    dns1123_label_errors,
-    field_forbidden,
-    field_invalid,
-    field_not_supported,
-    field_required,
-    path_segment_errors,
-    qualified_name_errors,
+    each,
+    forbidden,
+    invalid,
+    not_supported,
+    required,
     spec_of,
 )
-from asyncop.apiserver.builtin.quantities import quantity_sign
+from asyncop.apiserver.builtin.gofmt import GO_POINTER, Raw
 
 HPAS = ("autoscaling", "horizontalpodautoscalers")
 SOURCES = {"Object": "object", "Pods": "pods", "Resource": "resource",
@@ -87,13 +90,13 @@ def _hpa(obj: Obj, old: Obj | None) -> list[StatusCause]:
     out: list[StatusCause] = []
     low, high = spec.get("minReplicas"), spec.get("maxReplicas", 0)
     if low is not None and (as_int(low) is None or low < lowest):
-        out.append(field_invalid("spec.minReplicas", low,
-                                 f"must be greater than or equal to {lowest}"))
+        out.append(invalid("spec.minReplicas", low,
+                           f"must be greater than or equal to {lowest}"))
     if as_int(high) is None or high < 1:
-        out.append(field_invalid("spec.maxReplicas", high, "must be greater than 0"))
+        out.append(invalid("spec.maxReplicas", high, "must be greater than 0"))
     if as_int(high) is not None and as_int(low) is not None and high < low:
-        out.append(field_invalid("spec.maxReplicas", high,
-                                 "must be greater than or equal to `minReplicas`"))
+        out.append(invalid("spec.maxReplicas", high,
+                           "must be greater than or equal to `minReplicas`"))
     out += object_reference_errors(spec.get("scaleTargetRef"), "spec.scaleTargetRef")
     scale_to_zero_ok = False
     for i, metric in enumerate(as_list(spec.get("metrics"))):
@@ -101,9 +104,9 @@ def _hpa(obj: Obj, old: Obj | None) -> list[StatusCause]:
         out += _metric(metric, f"spec.metrics[{i}]")
         scale_to_zero_ok = scale_to_zero_ok or metric.get("type") in ("Object", "External")
     if low == 0 and not scale_to_zero_ok:
-        out.append(field_forbidden("spec.metrics", "must specify at least one Object or "
-                                                   "External metric to support scaling to zero "
-                                                   "replicas"))
+        out.append(forbidden("spec.metrics", "must specify at least one Object or "
+                                             "External metric to support scaling to zero "
+                                             "replicas"))
     behavior = spec.get("behavior")
     if behavior is not None:
         for key in ("scaleUp", "scaleDown"):
@@ -120,9 +123,9 @@ def object_reference_errors(ref: Any, path: str) -> list[StatusCause]:
     for key in ("kind", "name"):
         value = as_str(ref.get(key))
         if not value:
-            out.append(field_required(f"{path}.{key}"))
+            out.append(required(f"{path}.{key}"))
         else:
-            out += [field_invalid(f"{path}.{key}", value, m) for m in path_segment_errors(value)]
+            out += each(f"{path}.{key}", value, is_valid_path_segment_name(value))
     return out
 
 
@@ -131,20 +134,20 @@ def _metric(metric: Obj, path: str) -> list[StatusCause]:
     out: list[StatusCause] = []
     mtype = metric.get("type")
     if not mtype:
-        out.append(field_required(f"{path}.type", "must specify a metric source type"))
+        out.append(required(f"{path}.type", "must specify a metric source type"))
     if mtype not in SOURCE_TYPES:
-        out.append(field_not_supported(f"{path}.type", mtype, SOURCE_TYPES))
+        out.append(not_supported(f"{path}.type", mtype, SOURCE_TYPES))
     present = [key for key in PRESENT_ORDER if metric.get(key) is not None]
     if present:  # only the first source present is checked, as kube does
         out += _SOURCE_CHECKS[present[0]](as_dict(metric[present[0]]), f"{path}.{present[0]}")
     expected = SOURCES.get(mtype) if isinstance(mtype, str) else None
     if expected is None:
-        out.append(field_not_supported(f"{path}.type", mtype, SOURCE_TYPES))
+        out.append(not_supported(f"{path}.type", mtype, SOURCE_TYPES))
     elif metric.get(expected) is None:
-        out.append(field_required(f"{path}.{expected}",
-                                  "must populate information for the given metric source"))
+        out.append(required(f"{path}.{expected}",
+                            "must populate information for the given metric source"))
     if len(present) != 1:
-        out += [field_forbidden(f"{path}.{key}", "must populate the given metric source only")
+        out += [forbidden(f"{path}.{key}", "must populate the given metric source only")
                 for key in sorted(present) if key != expected]
     return out
 
@@ -153,8 +156,8 @@ def _identifier(source: Obj, path: str) -> list[StatusCause]:
     """validateMetricIdentifier."""
     name = as_str(as_dict(source.get("metric")).get("name"))
     if not name:
-        return [field_required(f"{path}.metric.name", "must specify a metric name")]
-    return [field_invalid(f"{path}.metric.name", name, m) for m in path_segment_errors(name)]
+        return [required(f"{path}.metric.name", "must specify a metric name")]
+    return each(f"{path}.metric.name", name, is_valid_path_segment_name(name))
 
 
 def _target(source: Obj, path: str) -> list[StatusCause]:
@@ -164,19 +167,19 @@ def _target(source: Obj, path: str) -> list[StatusCause]:
     out: list[StatusCause] = []
     ttype = target.get("type")
     if not ttype:
-        out.append(field_required(f"{path}.type", "must specify a metric target type"))
+        out.append(required(f"{path}.type", "must specify a metric target type"))
     if ttype not in ("Utilization", "Value", "AverageValue"):
-        out.append(field_invalid(f"{path}.type", as_str(ttype),
-                                 "must be either Utilization, Value, or AverageValue"))
+        out.append(invalid(f"{path}.type", as_str(ttype),
+                           "must be either Utilization, Value, or AverageValue"))
     for key in ("value", "averageValue"):
-        if target.get(key) is not None:
-            sign, shown = quantity_sign(target[key])
-            if sign != 1:  # kube prints the dereferenced Quantity struct (%#v)
-                out.append(field_invalid(f"{path}.{key}", GoRepr(shown), "must be positive"))
+        text = quantity.text_of(target.get(key))
+        if text is not None and quantity.sign(text) != 1:  # printed as the struct (%#v)
+            shown = quantity.go_struct(text, defaulted=False, dec=GO_POINTER) or text
+            out.append(invalid(f"{path}.{key}", Raw(shown), "must be positive"))
     utilization = target.get("averageUtilization")
     if utilization is not None and (as_int(utilization) is None or utilization < 1):
-        out.append(field_invalid(f"{path}.averageUtilization", utilization,
-                                 "must be greater than 0"))
+        out.append(invalid(f"{path}.averageUtilization", utilization,
+                           "must be greater than 0"))
     return out
 
 
@@ -185,8 +188,8 @@ def _object(source: Obj, path: str) -> list[StatusCause]:
     out += _identifier(source, path) + _target(source, path)
     target = as_dict(source.get("target"))
     if target.get("value") is None and target.get("averageValue") is None:
-        out.append(field_required(f"{path}.target.averageValue",
-                                  "must set either a target value or averageValue"))
+        out.append(required(f"{path}.target.averageValue",
+                            "must set either a target value or averageValue"))
     return out
 
 
@@ -194,20 +197,20 @@ def _external(source: Obj, path: str) -> list[StatusCause]:
     out = _identifier(source, path) + _target(source, path)
     target = as_dict(source.get("target"))
     if target.get("value") is None and target.get("averageValue") is None:
-        out.append(field_required(f"{path}.target.averageValue",
-                                  "must set either a target value for metric or a per-pod "
-                                  "target"))
+        out.append(required(f"{path}.target.averageValue",
+                            "must set either a target value for metric or a per-pod "
+                            "target"))
     if target.get("value") is not None and target.get("averageValue") is not None:
-        out.append(field_forbidden(f"{path}.target.value", "may not set both a target value "
-                                                           "for metric and a per-pod target"))
+        out.append(forbidden(f"{path}.target.value", "may not set both a target value "
+                                                     "for metric and a per-pod target"))
     return out
 
 
 def _pods(source: Obj, path: str) -> list[StatusCause]:
     out = _identifier(source, path) + _target(source, path)
     if as_dict(source.get("target")).get("averageValue") is None:
-        out.append(field_required(f"{path}.target.averageValue",
-                                  "must specify a positive target averageValue"))
+        out.append(required(f"{path}.target.averageValue",
+                            "must specify a positive target averageValue"))
     return out
 
 
@@ -215,35 +218,34 @@ def _resource(source: Obj, path: str, *, container: bool = False) -> list[Status
     out: list[StatusCause] = []
     name = as_str(source.get("name"))
     if not name:
-        out.append(field_required(f"{path}.name", "must specify a resource name"))
+        out.append(required(f"{path}.name", "must specify a resource name"))
     elif container:
         out += _container_resource_name(name, f"{path}.name")
     if container:
         name = as_str(source.get("container"))
         if not name:
-            out.append(field_required(f"{path}.container", "must specify a container"))
+            out.append(required(f"{path}.container", "must specify a container"))
         else:
-            out += [field_invalid(f"{path}.container", name, m)
-                    for m in dns1123_label_errors(name)]
+            out += each(f"{path}.container", name, is_dns1123_label(name))
     out += _target(source, path)
     target = as_dict(source.get("target"))
     utilization, average = target.get("averageUtilization"), target.get("averageValue")
     if utilization is None and average is None:
-        out.append(field_required(f"{path}.target.averageUtilization",
-                                  "must set either a target raw value or a target utilization"))
+        out.append(required(f"{path}.target.averageUtilization",
+                            "must set either a target raw value or a target utilization"))
     if utilization is not None and average is not None:
-        out.append(field_forbidden(f"{path}.target.averageValue",
-                                   "may not set both a target raw value and a target "
-                                   "utilization"))
+        out.append(forbidden(f"{path}.target.averageValue",
+                             "may not set both a target raw value and a target "
+                             "utilization"))
     return out
 
 
 def _container_resource_name(name: str, path: str) -> list[StatusCause]:
     """core/v1 ValidateContainerResourceName."""
-    out = [field_invalid(path, name, m) for m in qualified_name_errors(name)]
+    out = each(path, name, is_qualified_name(name))
     if "/" not in name and name not in STANDARD_CONTAINER_RESOURCES and \
             not name.startswith("hugepages-"):
-        out.append(field_invalid(path, name, "must be a standard resource for containers"))
+        out.append(invalid(path, name, "must be a standard resource for containers"))
     return out
 
 
@@ -259,30 +261,30 @@ def _scaling_rules(rules: Obj, path: str) -> list[StatusCause]:
     window = rules.get("stabilizationWindowSeconds")
     if window is not None:
         if as_int(window) is None or window < 0:
-            out.append(field_invalid(f"{path}.stabilizationWindowSeconds", window,
-                                     "must be greater than or equal to zero"))
+            out.append(invalid(f"{path}.stabilizationWindowSeconds", window,
+                               "must be greater than or equal to zero"))
         elif window > MAX_WINDOW:
-            out.append(field_invalid(f"{path}.stabilizationWindowSeconds", window,
-                                     f"must be less than or equal to {MAX_WINDOW}"))
+            out.append(invalid(f"{path}.stabilizationWindowSeconds", window,
+                               f"must be less than or equal to {MAX_WINDOW}"))
     select = rules.get("selectPolicy")
     if select is not None and select not in ("Disabled", "Max", "Min"):
-        out.append(field_not_supported(f"{path}.selectPolicy", select,
-                                       ("Disabled", "Max", "Min")))
+        out.append(not_supported(f"{path}.selectPolicy", select,
+                                 ("Disabled", "Max", "Min")))
     policies = as_list(rules.get("policies"))
     if not policies:
-        out.append(field_required(f"{path}.policies", "must specify at least one Policy"))
+        out.append(required(f"{path}.policies", "must specify at least one Policy"))
     for i, policy in enumerate(policies):
         policy, at = as_dict(policy), f"{path}.policies[{i}]"
         if policy.get("type") not in ("Pods", "Percent"):
-            out.append(field_not_supported(f"{at}.type", policy.get("type", ""),
-                                           ("Percent", "Pods")))
+            out.append(not_supported(f"{at}.type", policy.get("type", ""),
+                                     ("Percent", "Pods")))
         for key in ("value", "periodSeconds"):
             value = policy.get(key, 0)
             if as_int(value) is None or value <= 0:
-                out.append(field_invalid(f"{at}.{key}", value, "must be greater than zero"))
+                out.append(invalid(f"{at}.{key}", value, "must be greater than zero"))
             elif key == "periodSeconds" and value > MAX_PERIOD:
-                out.append(field_invalid(f"{at}.{key}", value,
-                                         f"must be less than or equal to {MAX_PERIOD}"))
+                out.append(invalid(f"{at}.{key}", value,
+                                   f"must be less than or equal to {MAX_PERIOD}"))
     return out
 
 

@@ -22,20 +22,21 @@ from typing import Any
 import orjson
 
 from asyncop.api import StatusCause
-from asyncop.apiserver.builtin.fields import (
+from asyncop.apiserver.builtin.checks import (
     IMMUTABLE_MSG,
+    byte_len,
+    is_dns1123_label,
+    is_dns1123_subdomain,
+)
+from asyncop.apiserver.builtin.fields import (
     Causes,
     Obj,
-    Raw,
     as_dict,
     as_int,
     as_list,
     as_str,
-    go_label_selector,
-    go_string_map,
+    each,
     invalid,
-    is_dns1123_label,
-    is_dns1123_subdomain,
     label_selector,
     nonnegative,
     not_supported,
@@ -44,6 +45,7 @@ from asyncop.apiserver.builtin.fields import (
     spec_of,
     too_long_max,
 )
+from asyncop.apiserver.builtin.gofmt import Raw, go_label_selector, go_string_map
 from asyncop.apiserver.builtin.jobpolicies import completion_mode, policies
 from asyncop.apiserver.builtin.poddefaults import template_defaults
 from asyncop.apiserver.builtin.podspec import pod_template
@@ -155,7 +157,7 @@ def _domain_prefixed_path(value: str, path: str) -> Causes:
     host, sep, rest = value.partition("/")
     if not sep or not host or not rest:
         return [invalid(path, value, 'must be a domain-prefixed path (such as "acme.io/foo")')]
-    out = [invalid(path, host, m) for m in is_dns1123_subdomain(host)]
+    out = each(path, host, is_dns1123_subdomain(host))
     if not re.fullmatch(_HTTP_PATH, rest):
         out.append(invalid(path, rest, f"Invalid path (regex used for validation is "
                                        f"'{_HTTP_PATH}')"))
@@ -173,7 +175,7 @@ def job_spec(spec: Obj, path: str) -> Causes:
     managed = spec.get("managedBy")
     if isinstance(managed, str):
         out += _domain_prefixed_path(managed, f"{path}.managedBy")
-        if len(managed) > 63:
+        if byte_len(managed) > 63:
             out.append(too_long_max(f"{path}.managedBy", 63))
     out += completion_mode(spec, path)
     out += policies(spec, path)

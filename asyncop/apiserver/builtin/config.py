@@ -21,15 +21,16 @@ import binascii
 from typing import Any
 
 from asyncop.api import StatusCause
-from asyncop.apiserver.builtin.fieldkit import (
+from asyncop.apiserver.builtin.checks import IMMUTABLE_MSG, is_config_map_key
+from asyncop.apiserver.builtin.fields import (
     Obj,
     as_dict,
     as_str,
-    config_key_errors,
-    field_forbidden,
-    field_invalid,
-    field_required,
-    field_too_long,
+    each,
+    forbidden,
+    invalid,
+    required,
+    too_long,
 )
 from asyncop.apiserver.builtin.gojson import unmarshal_map_error
 from asyncop.apiserver.core.errors import cause
@@ -82,16 +83,16 @@ def validate_config_map(obj: Obj) -> list[StatusCause]:
     data, binary = maps["data"], maps["binaryData"]
     size = 0
     for key in sorted(data):
-        out += [field_invalid(f"data[{key}]", key, m) for m in config_key_errors(key)]
+        out += each(f"data[{key}]", key, is_config_map_key(key))
         if key in binary:
-            out.append(field_invalid(f"data[{key}]", key,
-                                     "duplicate of key present in binaryData"))
+            out.append(invalid(f"data[{key}]", key,
+                               "duplicate of key present in binaryData"))
         size += len(as_str(data[key]).encode())
     for key in sorted(binary):
-        out += [field_invalid(f"binaryData[{key}]", key, m) for m in config_key_errors(key)]
+        out += each(f"binaryData[{key}]", key, is_config_map_key(key))
         size += len(decoded(binary[key]))
     if size > MAX_SIZE:
-        out.append(field_too_long("[]", MAX_SIZE))  # kube's path: the root, printed "[]"
+        out.append(too_long("[]", MAX_SIZE))  # kube's path: the root, printed "[]"
     return out
 
 
@@ -101,10 +102,10 @@ def validate_secret(obj: Obj) -> list[StatusCause]:
     data = maps["data"]
     size = 0
     for key in sorted(data):
-        out += [field_invalid(f"data[{key}]", key, m) for m in config_key_errors(key)]
+        out += each(f"data[{key}]", key, is_config_map_key(key))
         size += len(decoded(data[key]))
     if size > MAX_SIZE:
-        out.append(field_too_long("data", MAX_SIZE))
+        out.append(too_long("data", MAX_SIZE))
     return out + _secret_type_rules(obj, data)
 
 
@@ -113,22 +114,22 @@ def _secret_type_rules(obj: Obj, data: Obj) -> list[StatusCause]:
     if stype == "kubernetes.io/service-account-token":
         annotations = as_dict(as_dict(obj.get("metadata")).get("annotations"))
         if not as_str(annotations.get(SA_NAME)):
-            return [field_required(f"metadata.annotations[{SA_NAME}]")]
+            return [required(f"metadata.annotations[{SA_NAME}]")]
     elif stype in ("kubernetes.io/dockercfg", "kubernetes.io/dockerconfigjson"):
         key = ".dockercfg" if stype == "kubernetes.io/dockercfg" else ".dockerconfigjson"
         if key not in data:
-            return [field_required(f"data[{key}]")]
+            return [required(f"data[{key}]")]
         problem = unmarshal_map_error(decoded(data[key]))
         if problem is not None:
-            return [field_invalid(f"data[{key}]", REDACTED, problem)]
+            return [invalid(f"data[{key}]", REDACTED, problem)]
     elif stype == "kubernetes.io/basic-auth":
         if "username" not in data and "password" not in data:
-            return [field_required("data[username]"), field_required("data[password]")]
+            return [required("data[username]"), required("data[password]")]
     elif stype == "kubernetes.io/ssh-auth":
         if not decoded(data.get("ssh-privatekey")):
-            return [field_required("data[ssh-privatekey]")]
+            return [required("data[ssh-privatekey]")]
     elif stype == "kubernetes.io/tls":
-        return [field_required(f"data[{key}]") for key in ("tls.crt", "tls.key")
+        return [required(f"data[{key}]") for key in ("tls.crt", "tls.key")
                 if key not in data]
     return []
 
@@ -139,10 +140,10 @@ def _immutable(obj: Obj, old: Obj, fields: tuple[str, ...]) -> list[StatusCause]
         return []
     out: list[StatusCause] = []
     if obj.get("immutable") is not True:
-        out.append(field_forbidden("immutable", IMMUTABLE))
+        out.append(forbidden("immutable", IMMUTABLE))
     for field in fields:
         if as_dict(old.get(field)) != as_dict(obj.get(field)):
-            out.append(field_forbidden(field, IMMUTABLE))
+            out.append(forbidden(field, IMMUTABLE))
     return out
 
 
@@ -155,7 +156,7 @@ def _secret(obj: Obj, old: Obj | None) -> list[StatusCause]:
     out: list[StatusCause] = []
     if old is not None:
         if old.get("type") != obj.get("type"):  # ValidateImmutableField
-            out.append(field_invalid("type", obj.get("type"), "field is immutable"))
+            out.append(invalid("type", obj.get("type"), IMMUTABLE_MSG))
         out += _immutable(obj, old, ("data",))
     return out + validate_secret(obj)
 

@@ -13,6 +13,14 @@ from __future__ import annotations
 from typing import Any
 
 from asyncop.apiserver.builtin import quantity, security
+from asyncop.apiserver.builtin.checks import (
+    is_config_map_key,
+    is_qualified_name,
+    is_relaxed_env_var_name,
+    is_valid_port_name,
+    is_valid_port_num,
+    name_is_dns_subdomain,
+)
 from asyncop.apiserver.builtin.fields import (
     Causes,
     Obj,
@@ -25,12 +33,6 @@ from asyncop.apiserver.builtin.fields import (
     each,
     forbidden,
     invalid,
-    is_config_map_key,
-    is_qualified_name,
-    is_relaxed_env_var_name,
-    is_valid_port_name,
-    is_valid_port_num,
-    name_is_dns_subdomain,
     not_found,
     not_supported,
     required,

@@ -18,15 +18,16 @@ from datetime import UTC, datetime
 from typing import Any
 
 from asyncop.api import StatusCause
-from asyncop.apiserver.builtin.fieldkit import (
+from asyncop.apiserver.builtin.checks import NEGATIVE_MSG, is_qualified_name
+from asyncop.apiserver.builtin.fields import (
     Obj,
     as_dict,
     as_int,
     as_str,
-    field_forbidden,
-    field_invalid,
-    field_not_supported,
-    qualified_name_errors,
+    each,
+    forbidden,
+    invalid,
+    not_supported,
 )
 
 LEASES = ("coordination.k8s.io", "leases")
@@ -67,18 +68,17 @@ def _lease(obj: Obj, old: Obj | None) -> list[StatusCause]:
     out: list[StatusCause] = []
     duration = spec.get("leaseDurationSeconds")
     if duration is not None and not (as_int(duration) or 0) > 0:
-        out.append(field_invalid("spec.leaseDurationSeconds", duration,
-                                 "must be greater than 0"))
+        out.append(invalid("spec.leaseDurationSeconds", duration,
+                           "must be greater than 0"))
     transitions = spec.get("leaseTransitions")
     if transitions is not None and (as_int(transitions) is None or transitions < 0):
-        out.append(field_invalid("spec.leaseTransitions", transitions,
-                                 "must be greater than or equal to 0"))
+        out.append(invalid("spec.leaseTransitions", transitions, NEGATIVE_MSG))
     strategy = spec.get("strategy")
     if strategy is not None:
         out += strategy_errors(strategy, "spec.strategy")
     if spec.get("preferredHolder") and not strategy:
-        out.append(field_forbidden("spec.preferredHolder",
-                                   "may only be specified if `strategy` is defined"))
+        out.append(forbidden("spec.preferredHolder",
+                             "may only be specified if `strategy` is defined"))
     return out
 
 
@@ -88,8 +88,8 @@ def strategy_errors(strategy: Any, path: str) -> list[StatusCause]:
     if "/" not in text:
         if text in STRATEGIES:
             return []
-        return [field_not_supported(f"{path}.strategy", strategy, STRATEGIES)]
-    return [field_invalid(f"{path}.strategy", text, m) for m in qualified_name_errors(text)]
+        return [not_supported(f"{path}.strategy", strategy, STRATEGIES)]
+    return each(f"{path}.strategy", text, is_qualified_name(text))
 
 
 DEFAULTS: dict[tuple[str, str], Any] = {LEASES: _lease_defaults}

@@ -19,18 +19,19 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from asyncop.api import StatusCause
 from asyncop.apiserver.builtin import cron
 from asyncop.apiserver.builtin.batch import job_spec
+from asyncop.apiserver.builtin.checks import byte_len
 from asyncop.apiserver.builtin.fields import (
     Causes,
     Obj,
     as_dict,
     as_str,
-    go_label_selector,
     invalid,
     nonnegative,
     not_supported,
     required,
     spec_of,
 )
+from asyncop.apiserver.builtin.gofmt import go_label_selector
 from asyncop.apiserver.builtin.poddefaults import template_defaults
 
 CRONJOBS = ("batch", "cronjobs")
@@ -119,7 +120,7 @@ def _cronjob(obj: Obj, old: Obj | None) -> list[StatusCause]:
     for key in ("successfulJobsHistoryLimit", "failedJobsHistoryLimit"):
         out += nonnegative(spec.get(key), f"spec.{key}")
     name = as_str(as_dict(obj.get("metadata")).get("name"))
-    if old is None and len(name) > 52:  # the controller appends an 11-character suffix
+    if old is None and byte_len(name) > 52:  # the controller appends an 11-character suffix
         out.append(invalid("metadata.name", name, "must be no more than 52 characters"))
     return out
 

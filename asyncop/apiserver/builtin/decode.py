@@ -26,7 +26,7 @@ import orjson
 
 from asyncop.api import BadRequest, Invalid, StatusCause, status_body
 from asyncop.apiserver.builtin import dupkeys, gotypes, walker
-from asyncop.apiserver.builtin.goerrors import go_quote
+from asyncop.apiserver.builtin.gofmt import go_quote
 from asyncop.apiserver.builtin.quantityhook import canonical_quantity
 from asyncop.apiserver.core.resources import ResourceType
 

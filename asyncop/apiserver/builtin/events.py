@@ -22,19 +22,9 @@ from datetime import UTC, datetime
 from typing import Any
 
 from asyncop.api import StatusCause
-from asyncop.apiserver.builtin.fieldkit import (
-    GoRepr,
-    Obj,
-    as_dict,
-    as_int,
-    as_str,
-    dns1123_subdomain_errors,
-    field_invalid,
-    field_required,
-    go_quote,
-    go_value,
-    qualified_name_errors,
-)
+from asyncop.apiserver.builtin.checks import IMMUTABLE_MSG, is_dns1123_subdomain, is_qualified_name
+from asyncop.apiserver.builtin.fields import Obj, as_dict, as_int, as_str, each, invalid, required
+from asyncop.apiserver.builtin.gofmt import Raw, go_quote, go_value
 
 EVENTS = ("", "events")
 EVENTS_V1 = ("events.k8s.io", "events")
@@ -50,8 +40,8 @@ def legacy_errors(obj: Obj) -> list[StatusCause]:
     """legacyValidateEvent."""
     namespace = as_str(as_dict(obj.get("metadata")).get("namespace"))
     involved_ns = as_str(as_dict(obj.get("involvedObject")).get("namespace"))
-    mismatch = field_invalid("involvedObject.namespace", involved_ns,
-                             "does not match event.namespace")
+    mismatch = invalid("involvedObject.namespace", involved_ns,
+                       "does not match event.namespace")
     out: list[StatusCause] = []
     if not obj.get("eventTime"):
         if (not involved_ns and namespace not in ("", "default")) or (
@@ -62,17 +52,16 @@ def legacy_errors(obj: Obj) -> list[StatusCause]:
             out.append(mismatch)
         controller = as_str(obj.get("reportingComponent"))
         if not controller:
-            out.append(field_required("reportingController"))
-        out += [field_invalid("reportingController", controller, m)
-                for m in qualified_name_errors(controller)]
+            out.append(required("reportingController"))
+        out += each("reportingController", controller, is_qualified_name(controller))
         for field, path, limit in LIMITS:
             if not obj.get(field):
-                out.append(field_required(path))
+                out.append(required(path))
             if _bytes(obj.get(field)) > limit:
-                out.append(field_invalid(path, "", f"can have at most {limit} characters"))
+                out.append(invalid(path, "", f"can have at most {limit} characters"))
         if _bytes(obj.get("message")) > 1024:
-            out.append(field_invalid("message", "", "can have at most 1024 characters"))
-    out += [field_invalid("namespace", namespace, m) for m in dns1123_subdomain_errors(namespace)]
+            out.append(invalid("message", "", "can have at most 1024 characters"))
+    out += each("namespace", namespace, is_dns1123_subdomain(namespace))
     return out
 
 
@@ -83,9 +72,9 @@ def _series_errors(obj: Obj) -> list[StatusCause]:
         return []
     out: list[StatusCause] = []
     if (as_int(series.get("count")) or 0) < 2:
-        out.append(field_invalid("series.count", "", "should be at least 2"))
+        out.append(invalid("series.count", "", "should be at least 2"))
     if not series.get("lastObservedTime"):
-        out.append(field_required("series.lastObservedTime"))
+        out.append(required("series.lastObservedTime"))
     return out
 
 
@@ -102,18 +91,18 @@ def _v1_event(obj: Obj, old: Obj | None) -> list[StatusCause]:
         return out + _immutable(obj, old)
     out += _series_errors(obj)
     if not obj.get("eventTime"):
-        out.append(field_required("eventTime"))
+        out.append(required("eventTime"))
     etype = obj.get("type")
     if etype not in ("Normal", "Warning"):
-        out.append(field_invalid("type", "", f"has invalid value: {as_str(etype)}"))
+        out.append(invalid("type", "", f"has invalid value: {as_str(etype)}"))
     for field in ("firstTimestamp", "lastTimestamp"):
         if obj.get(field):
-            out.append(field_invalid(field, "", "needs to be unset"))
+            out.append(invalid(field, "", "needs to be unset"))
     if obj.get("count"):
-        out.append(field_invalid("count", "", "needs to be unset"))
+        out.append(invalid("count", "", "needs to be unset"))
     source = as_dict(obj.get("source"))
     if source.get("component") or source.get("host"):
-        out.append(field_invalid("source", "", "needs to be unset"))
+        out.append(invalid("source", "", "needs to be unset"))
     return out
 
 
@@ -168,7 +157,7 @@ def _immutable(obj: Obj, old: Obj) -> list[StatusCause]:
         if (new or None) == (before or None):
             continue
         shown = render[field](new) if field in render else go_value(as_str(new))
-        out.append(field_invalid(path, GoRepr(shown), "field is immutable"))
+        out.append(invalid(path, Raw(shown), IMMUTABLE_MSG))
     return out
 
 

@@ -3,106 +3,45 @@
 When kube-apiserver decodes a built-in object, a few values are parsed by their Go types'
 own `UnmarshalJSON`, and the 400 it answers carries that parser's error text verbatim:
 
-- `quantity_error`: `resource.ParseQuantity` (kube: quantity.go) — the regular-expression
-  message, `unable to parse quantity's suffix`, `unable to parse numeric part of quantity`;
+- `json_kind`: the JSON kind in encoding/json's UnmarshalTypeError (`cannot unmarshal
+  string into …`);
 - `base64_error`: Go's `base64.StdEncoding` (`[]byte` fields such as Secret `data`) —
   `illegal base64 data at input byte N`, N as Go's decoder counts it;
 - `time_error`: Go's `time.Parse` with metav1.Time's layout (RFC 3339) or metav1.MicroTime's
   (`2006-01-02T15:04:05.000000Z07:00`) — `parsing time "x" as "…": cannot parse "…" as "…"`,
-  the range errors and `extra text`;
-- `go_quote`: Go's `strconv.Quote` (strict-decoding field paths are quoted with it).
+  the range errors and `extra text`.
 
+Go's `strconv.Quote`, which strict-decoding paths are quoted with, is `gofmt.go_quote`;
+resource.ParseQuantity's errors are `quantity.parse_error`.
 Invariants: pure functions of their argument, never raising; each answers None for a value
 Go accepts, so `x_error(v) is None` is exactly "Go would decode this".
 """
 
 from __future__ import annotations
 
-import re
-
 __all__ = [
     "MICRO_LAYOUT",
     "RFC3339_LAYOUT",
     "base64_error",
-    "go_quote",
-    "quantity_error",
+    "json_kind",
     "time_error",
 ]
 
-# --- resource.ParseQuantity -------------------------------------------------------------------
-
-QUANTITY_FORMAT = ("quantities must match the regular expression "
-                   "'^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'")
-QUANTITY_NUMERIC = "unable to parse numeric part of quantity"
-QUANTITY_SUFFIX = "unable to parse quantity's suffix"
-_DECIMAL_SUFFIXES = frozenset({"", "n", "u", "m", "k", "M", "G", "T", "P", "E"})
-_BINARY_SUFFIXES = {"Ki": 10, "Mi": 20, "Gi": 30, "Ti": 40, "Pi": 50, "Ei": 60}
-_SUFFIX_CHARS = frozenset("eEinumkKMGTP")
 _DIGITS = frozenset("0123456789")
-_INT64 = re.compile(r"[+-]?[0-9]+")
 
 
-def quantity_error(text: str) -> str | None:
-    """kube's ParseQuantity error for `text` (already trimmed of spaces), or None."""
-    if not text:
-        return QUANTITY_FORMAT
-    if text == "0":
-        return None
-    end = len(text)
-    pos = 1 if text[0] in "+-" else 0
-    while pos < end and text[pos] == "0":  # leading zeros
-        pos += 1
-    if pos >= end:
-        return None
-    start = pos
-    while pos < end and text[pos] in _DIGITS:
-        pos += 1
-    num = text[start:pos] or "0"
-    denom = ""
-    if pos >= end:
-        return None
-    if text[pos] == ".":
-        pos += 1
-        start = pos
-        while pos < end and text[pos] in _DIGITS:
-            pos += 1
-        denom = text[start:pos]
-        if pos >= end:
-            return None
-    value = text[:pos]
-    suffix_start = pos
-    while pos < end and text[pos] in _SUFFIX_CHARS:
-        pos += 1
-    if pos < end:
-        if text[pos] in "+-":
-            pos += 1
-        while pos < end and text[pos] in _DIGITS:
-            pos += 1
-        if pos < end:
-            return QUANTITY_FORMAT
-    suffix = text[suffix_start:]
-    if suffix in _DECIMAL_SUFFIXES:
-        binary_exp = -1
-        decimal = True
-    elif suffix in _BINARY_SUFFIXES:
-        binary_exp = _BINARY_SUFFIXES[suffix]
-        decimal = False
-    elif len(suffix) > 1 and suffix[0] in "eE" and _INT64.fullmatch(suffix[1:]) \
-            and -(1 << 63) <= int(suffix[1:]) < (1 << 63):
-        binary_exp = -1
-        decimal = True
-    else:
-        return QUANTITY_SUFFIX
-    if decimal:
-        precision = 18 - (len(num) + len(denom))
-    elif not denom:
-        precision = 15 - len(num) - int(binary_exp * 3 / 10) - 1
-    else:
-        precision = -1
-    if precision >= 0:
-        return None  # the fast path: at most 18 digits always parse as an int64
-    # the arbitrary-precision path: inf.Dec.SetString(value) needs a digit
-    return None if any(c in _DIGITS for c in value) else QUANTITY_NUMERIC
+# --- encoding/json ---------------------------------------------------------------------------
+
+def json_kind(value: object) -> str:
+    """The `Value` of Go's UnmarshalTypeError for a JSON value (`json: cannot unmarshal
+    <kind> into Go value of type …`; numbers without their literal)."""
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, int | float):
+        return "number"
+    return "array" if isinstance(value, list) else "object"
 
 
 # --- encoding/base64 (StdEncoding) ------------------------------------------------------------
@@ -276,32 +215,5 @@ def _time_quote(text: str) -> str:
             if ch in '"\\':
                 out.append("\\")
             out.append(ch)
-    out.append('"')
-    return "".join(out)
-
-
-# --- strconv.Quote -----------------------------------------------------------------------------
-
-_SHORT_ESCAPES = {"\a": "\\a", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r",
-                  "\t": "\\t", "\v": "\\v", "\\": "\\\\", '"': '\\"'}
-
-
-def go_quote(text: str) -> str:
-    """Go's `strconv.Quote`: printable runes kept, the rest escaped as Go escapes them."""
-    if text.isascii() and text.isprintable() and '"' not in text and "\\" not in text:
-        return f'"{text}"'
-    out = ['"']
-    for ch in text:
-        esc = _SHORT_ESCAPES.get(ch)
-        if esc is not None:
-            out.append(esc)
-        elif ch.isprintable():
-            out.append(ch)
-        elif ord(ch) < 0x80:
-            out.append(f"\\x{ord(ch):02x}")
-        elif ord(ch) < 0x10000:
-            out.append(f"\\u{ord(ch):04x}")
-        else:
-            out.append(f"\\U{ord(ch):08x}")
     out.append('"')
     return "".join(out)

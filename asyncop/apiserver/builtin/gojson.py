@@ -9,7 +9,7 @@ Invariant: pure; never raises; None means Go would accept the document.
 
 from __future__ import annotations
 
-from asyncop.apiserver.builtin.fieldkit import go_quote
+from asyncop.apiserver.builtin.gofmt import go_quote
 
 _WS = b" \t\n\r"
 _EOF = "unexpected end of JSON input"

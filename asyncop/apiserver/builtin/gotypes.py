@@ -15,13 +15,15 @@ A `Node` is a tuple `(tag, go_type, a, b, c)`:
   (server-side apply names list items by them); `MAP`: `a` = the value Node (keys are strings);
 - scalars `STRING`, `BOOL`, `INT32`, `INT64`, `INT` (`type: integer` without a format),
   `FLOAT`, `BYTES` (`format: byte`, Go `[]byte`, base64 text);
-- types with their own `UnmarshalJSON`: `TIME` (metav1.Time), `MICROTIME`, `QUANTITY`,
+- types with their own `UnmarshalJSON`: `TIME` (metav1.Time) and `MICROTIME`, with `a` = the
+  Go time layout their UnmarshalJSON parses with (`goerrors.time_error`'s), `QUANTITY`,
   `INT_OR_STRING`; `ANY` takes any JSON (RawExtension, FieldsV1, apiextensions JSON and the
   JSONSchemaProps-or-X unions, whose own decoders are not strict).
 
 `go_type` is the text Go's `reflect.Type.String()` gives for the field: named types come from
 `gonames.FIELD_TYPES` (kube's Go declarations, e.g. `v1.Protocol` for a `protocol` string);
 other types are derived from the schema (`[]v1.Container`, `map[string]string`, `int32`).
+`INT32_LIMIT` and `INT64_LIMIT` bound Go's int32 and int64 (`-limit <= n < limit`).
 
 Invariants: a compiled tree is immutable and shared by every request; cycles (JSONSchemaProps
 refers to itself) share nodes instead of recursing; compiling never raises on the data.
@@ -34,22 +36,26 @@ from typing import Any
 
 from asyncop import kubespec
 from asyncop.apiserver.builtin import gonames
+from asyncop.apiserver.builtin.goerrors import MICRO_LAYOUT, RFC3339_LAYOUT
 
 __all__ = [
-    "ANY", "BOOL", "BYTES", "FLOAT", "INT", "INT32", "INT64", "INT_OR_STRING", "LIST", "MAP",
-    "MICROTIME", "QUANTITY", "STRING", "STRUCT", "TIME", "Node", "compiled",
+    "ANY", "BOOL", "BYTES", "FLOAT", "INT", "INT32", "INT32_LIMIT", "INT64", "INT64_LIMIT",
+    "INT_OR_STRING", "LIST", "MAP", "MICROTIME", "QUANTITY", "STRING", "STRUCT", "TIME", "Node",
+    "compiled",
 ]
 
 Node = tuple[int, str, Any, Any, Any]
 
 STRUCT, LIST, MAP, STRING, BOOL, INT32, INT64, INT, FLOAT, BYTES = range(10)
 TIME, MICROTIME, QUANTITY, INT_OR_STRING, ANY = range(10, 15)
+INT32_LIMIT = 1 << 31
+INT64_LIMIT = 1 << 63
 
 _META = "io.k8s.apimachinery.pkg.apis.meta.v1."
 _APIEXT = "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1."
 _SPECIAL: dict[str, Node] = {
-    _META + "Time": (TIME, "v1.Time", None, None, None),
-    _META + "MicroTime": (MICROTIME, "v1.MicroTime", None, None, None),
+    _META + "Time": (TIME, "v1.Time", RFC3339_LAYOUT, None, None),
+    _META + "MicroTime": (MICROTIME, "v1.MicroTime", MICRO_LAYOUT, None, None),
     _META + "FieldsV1": (ANY, "v1.FieldsV1", None, None, None),
     "io.k8s.apimachinery.pkg.runtime.RawExtension": (ANY, "runtime.RawExtension", None, None, None),
     kubespec.QUANTITY: (QUANTITY, "resource.Quantity", None, None, None),
@@ -63,7 +69,7 @@ _SPECIAL: dict[str, Node] = {
 _SCALARS: dict[tuple[Any, Any], Node] = {
     ("string", None): (STRING, "string", None, None, None),
     ("string", "byte"): (BYTES, "[]uint8", None, None, None),
-    ("string", "date-time"): (TIME, "v1.Time", None, None, None),
+    ("string", "date-time"): (TIME, "v1.Time", RFC3339_LAYOUT, None, None),
     ("boolean", None): (BOOL, "bool", None, None, None),
     ("integer", "int32"): (INT32, "int32", None, None, None),
     ("integer", "int64"): (INT64, "int64", None, None, None),

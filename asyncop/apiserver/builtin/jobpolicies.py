@@ -15,25 +15,25 @@ import itertools
 import re
 from typing import Any
 
+from asyncop.apiserver.builtin.checks import is_qualified_name
 from asyncop.apiserver.builtin.fields import (
     Causes,
     Obj,
-    Raw,
     as_dict,
     as_int,
     as_list,
     as_str,
     duplicate,
-    go_quote,
+    each,
     invalid,
     invalid_omit,
-    is_qualified_name,
     nonnegative,
     not_supported,
     required,
     too_long,
     too_many,
 )
+from asyncop.apiserver.builtin.gofmt import Raw, go_quote
 
 ACTIONS = ("Count", "FailIndex", "FailJob", "Ignore")
 OPERATORS = ("In", "NotIn")
@@ -207,7 +207,7 @@ def _pod_conditions(patterns: list[Any], path: str) -> Causes:
     for j, raw in enumerate(patterns):
         pattern = as_dict(raw)
         kind = as_str(pattern.get("type"))
-        out += [invalid(f"{path}[{j}].type", kind, m) for m in is_qualified_name(kind)]
+        out += each(f"{path}[{j}].type", kind, is_qualified_name(kind))
         status = as_str(pattern.get("status"))
         if not status:
             out.append(required(f"{path}[{j}].status", _valid_values(STATUSES)))

@@ -14,15 +14,8 @@ from __future__ import annotations
 from typing import Any
 
 from asyncop.api import StatusCause
-from asyncop.apiserver.builtin.fieldkit import (
-    Obj,
-    as_dict,
-    as_list,
-    as_str,
-    field_invalid,
-    qualified_name_errors,
-    spec_of,
-)
+from asyncop.apiserver.builtin.checks import is_qualified_name
+from asyncop.apiserver.builtin.fields import Obj, as_dict, as_list, as_str, each, invalid, spec_of
 
 NAMESPACES = ("", "namespaces")
 STANDARD_FINALIZERS = ("kubernetes", "orphan", "foregroundDeletion")
@@ -49,10 +42,10 @@ def _namespace_defaults(obj: Obj, old: Obj | None) -> None:
 def finalizer_errors(name: Any, path: str) -> list[StatusCause]:
     """validateFinalizerName: ValidateFinalizerName, then validateKubeFinalizerName."""
     text = as_str(name)
-    out = [field_invalid(path, text, m) for m in qualified_name_errors(text)]
+    out = each(path, text, is_qualified_name(text))
     if "/" not in text and text not in STANDARD_FINALIZERS:
-        out.append(field_invalid(path, text, "name is neither a standard finalizer name nor is "
-                                             "it fully qualified"))
+        out.append(invalid(path, text, "name is neither a standard finalizer name nor is "
+                                       "it fully qualified"))
     return out
 
 

@@ -20,30 +20,30 @@ from __future__ import annotations
 from typing import Any
 
 from asyncop.api import StatusCause
-from asyncop.apiserver.builtin.fieldkit import (
-    GoRepr,
+from asyncop.apiserver.builtin.checks import (
+    is_dns1035_label,
+    is_dns1123_subdomain,
+    is_valid_path_segment_name,
+    is_valid_port_name,
+    is_valid_port_num,
+    is_wildcard_dns1123_subdomain,
+)
+from asyncop.apiserver.builtin.fields import (
     Obj,
     as_dict,
     as_int,
     as_list,
     as_str,
-    cidr_errors,
-    dns1035_label_errors,
-    dns1123_subdomain_errors,
-    field_forbidden,
-    field_invalid,
-    field_not_supported,
-    field_required,
-    go_string_slice,
-    parse_cidr,
-    parse_ip,
-    path_segment_errors,
-    port_name_errors,
-    port_num_errors,
+    each,
+    forbidden,
+    invalid,
+    label_selector,
+    not_supported,
+    required,
     spec_of,
-    validate_label_selector,
-    wildcard_dns1123_subdomain_errors,
 )
+from asyncop.apiserver.builtin.gofmt import Raw, go_string_slice
+from asyncop.apiserver.builtin.netutils import cidr_errors, parse_cidr, parse_ip
 
 INGRESSES = ("networking.k8s.io", "ingresses")
 NETWORKPOLICIES = ("networking.k8s.io", "networkpolicies")
@@ -74,8 +74,8 @@ def _ingress(obj: Obj, old: Obj | None) -> list[StatusCause]:
         cls = annotations.get(CLASS_ANNOTATION)
         if cls is not None and spec.get("ingressClassName") is not None and \
                 cls != spec.get("ingressClassName"):
-            out.append(field_invalid(f"annotations.{CLASS_ANNOTATION}", cls,
-                                     "must match `ingressClassName` when both are specified"))
+            out.append(invalid(f"annotations.{CLASS_ANNOTATION}", cls,
+                               "must match `ingressClassName` when both are specified"))
     return out
 
 
@@ -86,8 +86,8 @@ def _ingress_spec(spec: Obj, *, allow_secret: bool, allow_wildcard: bool) -> lis
     if not rules and spec.get("defaultBackend") is None:
         shown = "[]networking.IngressRule(nil)" if spec.get("rules") is None else \
             "[]networking.IngressRule{}"
-        out.append(field_invalid("spec", GoRepr(shown),
-                                 "either `defaultBackend` or `rules` must be specified"))
+        out.append(invalid("spec", Raw(shown),
+                           "either `defaultBackend` or `rules` must be specified"))
     if spec.get("defaultBackend") is not None:
         out += _backend(as_dict(spec.get("defaultBackend")), "spec.defaultBackend")
     for i, rule in enumerate(rules):
@@ -96,24 +96,22 @@ def _ingress_spec(spec: Obj, *, allow_secret: bool, allow_wildcard: bool) -> lis
         tls = as_dict(tls)
         for j, host in enumerate(as_list(tls.get("hosts"))):
             text = as_str(host)
-            check = wildcard_dns1123_subdomain_errors if "*" in text else \
-                dns1123_subdomain_errors
-            out += [field_invalid(f"spec.tls[{i}].hosts[{j}]", text, m) for m in check(text)]
+            check = is_wildcard_dns1123_subdomain if "*" in text else \
+                is_dns1123_subdomain
+            out += each(f"spec.tls[{i}].hosts[{j}]", text, check(text))
         if not allow_secret:
             name = as_str(tls.get("secretName"))
-            out += [field_invalid(f"spec.tls[{i}].secretName", name, m)
-                    for m in _secret_name_errors(name)]
+            out += each(f"spec.tls[{i}].secretName", name, _secret_name_errors(name))
     if spec.get("ingressClassName") is not None:
         name = as_str(spec.get("ingressClassName"))
-        out += [field_invalid("spec.ingressClassName", name, m)
-                for m in dns1123_subdomain_errors(name)]
+        out += each("spec.ingressClassName", name, is_dns1123_subdomain(name))
     return out
 
 
 def _secret_name_errors(name: Any) -> list[str]:
     """validateTLSSecretName: empty is fine, else a Secret name (a DNS subdomain)."""
     text = as_str(name)
-    return dns1123_subdomain_errors(text) if text else []
+    return is_dns1123_subdomain(text) if text else []
 
 
 def _rule(rule: Obj, path: str, *, allow_wildcard: bool) -> list[StatusCause]:
@@ -123,15 +121,13 @@ def _rule(rule: Obj, path: str, *, allow_wildcard: bool) -> list[StatusCause]:
     wildcard = False
     if host:
         if parse_ip(host) is not None:
-            out.append(field_invalid(f"{path}.host", host, "must be a DNS name, not an IP "
-                                                           "address"))
+            out.append(invalid(f"{path}.host", host, "must be a DNS name, not an IP "
+                                                     "address"))
         if "*" in host:
-            out += [field_invalid(f"{path}.host", host, m)
-                    for m in wildcard_dns1123_subdomain_errors(host)]
+            out += each(f"{path}.host", host, is_wildcard_dns1123_subdomain(host))
             wildcard = True
         else:
-            out += [field_invalid(f"{path}.host", host, m)
-                    for m in dns1123_subdomain_errors(host)]
+            out += each(f"{path}.host", host, is_dns1123_subdomain(host))
     if not wildcard or not allow_wildcard:
         out += _rule_value_errors(rule, path, allow_wildcard=allow_wildcard)
     return out
@@ -143,7 +139,7 @@ def _rule_value_errors(rule: Obj, path: str, *, allow_wildcard: bool) -> list[St
     if http is None:
         return []
     paths = as_list(as_dict(http).get("paths"))
-    out = [] if paths else [field_required(f"{path}.http.paths")]
+    out = [] if paths else [required(f"{path}.http.paths")]
     for i, item in enumerate(paths):
         out += _http_path(as_dict(item), f"{path}.http.paths[{i}]")
     return out
@@ -153,22 +149,22 @@ def _http_path(item: Obj, path: str) -> list[StatusCause]:
     """validateHTTPIngressPath."""
     path_type = item.get("pathType")
     if path_type is None:
-        return [field_required(f"{path}.pathType", "pathType must be specified")]
+        return [required(f"{path}.pathType", "pathType must be specified")]
     value = as_str(item.get("path"))
     out: list[StatusCause] = []
     if path_type in ("Exact", "Prefix"):
         if not value.startswith("/"):
-            out.append(field_invalid(f"{path}.path", value, "must be an absolute path"))
+            out.append(invalid(f"{path}.path", value, "must be an absolute path"))
         if value:
-            out += [field_invalid(f"{path}.path", value, f"must not contain '{seq}'")
+            out += [invalid(f"{path}.path", value, f"must not contain '{seq}'")
                     for seq in BAD_SEQUENCES if seq in value]
-            out += [field_invalid(f"{path}.path", value, f"cannot end with '{end}'")
+            out += [invalid(f"{path}.path", value, f"cannot end with '{end}'")
                     for end in BAD_SUFFIXES if value.endswith(end)]
     elif path_type == "ImplementationSpecific":
         if value and not value.startswith("/"):
-            out.append(field_invalid(f"{path}.path", value, "must be an absolute path"))
+            out.append(invalid(f"{path}.path", value, "must be an absolute path"))
     else:
-        out.append(field_not_supported(f"{path}.pathType", path_type, PATH_TYPES))
+        out.append(not_supported(f"{path}.pathType", path_type, PATH_TYPES))
     return out + _backend(as_dict(item.get("backend")), f"{path}.backend")
 
 
@@ -176,32 +172,31 @@ def _backend(backend: Obj, path: str) -> list[StatusCause]:
     """validateIngressBackend."""
     resource, service = backend.get("resource"), backend.get("service")
     if resource is not None and service is not None:
-        return [field_invalid(path, "", "cannot set both resource and service backends")]
+        return [invalid(path, "", "cannot set both resource and service backends")]
     if resource is not None:
         return _typed_reference(as_dict(resource), f"{path}.resource")
     if service is None:
-        return [field_invalid(path, "", "resource or service backend is required")]
+        return [invalid(path, "", "resource or service backend is required")]
     service = as_dict(service)
     out: list[StatusCause] = []
     name = as_str(service.get("name"))
     if not name:
-        out.append(field_required(f"{path}.service.name"))
+        out.append(required(f"{path}.service.name"))
     else:  # ValidateServiceName
-        out += [field_invalid(f"{path}.service.name", name, m) for m in dns1035_label_errors(name)]
+        out += each(f"{path}.service.name", name, is_dns1035_label(name))
     port = as_dict(service.get("port"))
     port_name, number = as_str(port.get("name")), port.get("number")
     if port_name and number:
-        out.append(field_invalid(path, "", "cannot set both port name & port number"))
+        out.append(invalid(path, "", "cannot set both port name & port number"))
     elif port_name:
-        out += [field_invalid(f"{path}.service.port.name", port_name, m)
-                for m in port_name_errors(port_name)]
+        out += each(f"{path}.service.port.name", port_name, is_valid_port_name(port_name))
     elif number:
         value = as_int(number)
-        if value is None or port_num_errors(value):
-            out.append(field_invalid(f"{path}.service.port.number", number,
-                                     "must be between 1 and 65535, inclusive"))
+        if value is None or is_valid_port_num(value):
+            out.append(invalid(f"{path}.service.port.number", number,
+                               "must be between 1 and 65535, inclusive"))
     else:
-        out.append(field_required(path, "port name or number is required"))
+        out.append(required(path, "port name or number is required"))
     return out
 
 
@@ -210,14 +205,13 @@ def _typed_reference(ref: Obj, path: str) -> list[StatusCause]:
     out: list[StatusCause] = []
     if ref.get("apiGroup") is not None:
         group = as_str(ref.get("apiGroup"))
-        out += [field_invalid(f"{path}.apiGroup", group, m)
-                for m in dns1123_subdomain_errors(group)]
+        out += each(f"{path}.apiGroup", group, is_dns1123_subdomain(group))
     for key in ("kind", "name"):
         value = as_str(ref.get(key))
         if not value:
-            out.append(field_required(f"{path}.{key}"))
+            out.append(required(f"{path}.{key}"))
         else:
-            out += [field_invalid(f"{path}.{key}", value, m) for m in path_segment_errors(value)]
+            out += each(f"{path}.{key}", value, is_valid_path_segment_name(value))
     return out
 
 
@@ -239,10 +233,10 @@ def _network_policy(obj: Obj, old: Obj | None) -> list[StatusCause]:
     """ValidateNetworkPolicy / ValidateNetworkPolicyUpdate (invalid selector values the
     stored podSelector had stay allowed)."""
     spec = as_dict(obj.get("spec"))
-    allow = old is not None and bool(validate_label_selector(
+    allow = old is not None and bool(label_selector(
         as_dict(old.get("spec")).get("podSelector"), "spec.podSelector"))
-    out = validate_label_selector(spec.get("podSelector"), "spec.podSelector",
-                                  allow_invalid_values=allow)
+    out = label_selector(spec.get("podSelector"), "spec.podSelector",
+                         allow_invalid_values=allow)
     for direction, peers in (("ingress", "from"), ("egress", "to")):
         for i, rule in enumerate(as_list(spec.get(direction))):
             rule, rule_path = as_dict(rule), f"spec.{direction}[{i}]"
@@ -253,9 +247,9 @@ def _network_policy(obj: Obj, old: Obj | None) -> list[StatusCause]:
     types = as_list(spec.get("policyTypes"))
     if len(types) > 2:
         shown = go_string_slice([as_str(t) for t in types], "[]networking.PolicyType")
-        return [*out, field_invalid("spec.policyTypes", GoRepr(shown),
-                                    "may not specify more than two policyTypes")]
-    return out + [field_not_supported(f"spec.policyTypes[{i}]", t, ["Ingress", "Egress"])
+        return [*out, invalid("spec.policyTypes", Raw(shown),
+                              "may not specify more than two policyTypes")]
+    return out + [not_supported(f"spec.policyTypes[{i}]", t, ["Ingress", "Egress"])
                   for i, t in enumerate(types) if t not in ("Ingress", "Egress")]
 
 
@@ -264,30 +258,30 @@ def _policy_port(port: Obj, path: str) -> list[StatusCause]:
     out: list[StatusCause] = []
     protocol = port.get("protocol")
     if protocol is not None and protocol not in ("TCP", "UDP", "SCTP"):
-        out.append(field_not_supported(f"{path}.protocol", protocol, ["TCP", "UDP", "SCTP"]))
+        out.append(not_supported(f"{path}.protocol", protocol, ["TCP", "UDP", "SCTP"]))
     number, end = port.get("port"), port.get("endPort")
     if number is None:
         if end is not None:
-            out.append(field_invalid(f"{path}.endPort", end,
-                                     "may not be specified when `port` is not specified"))
+            out.append(invalid(f"{path}.endPort", end,
+                               "may not be specified when `port` is not specified"))
     elif isinstance(number, str):
         if end is not None:
-            out.append(field_invalid(f"{path}.endPort", end,
-                                     "may not be specified when `port` is non-numeric"))
-        out += [field_invalid(f"{path}.port", number, m) for m in port_name_errors(number)]
+            out.append(invalid(f"{path}.endPort", end,
+                               "may not be specified when `port` is non-numeric"))
+        out += each(f"{path}.port", number, is_valid_port_name(number))
     else:
         value = as_int(number)
-        if value is None or port_num_errors(value):
-            out.append(field_invalid(f"{path}.port", number,
-                                     "must be between 1 and 65535, inclusive"))
+        if value is None or is_valid_port_num(value):
+            out.append(invalid(f"{path}.port", number,
+                               "must be between 1 and 65535, inclusive"))
         if end is not None:
             last = as_int(end)
             if last is None or (value is not None and last < value):
-                out.append(field_invalid(f"{path}.endPort", end,
-                                         "must be greater than or equal to `port`"))
-            if last is None or port_num_errors(last):
-                out.append(field_invalid(f"{path}.endPort", end,
-                                         "must be between 1 and 65535, inclusive"))
+                out.append(invalid(f"{path}.endPort", end,
+                                   "must be greater than or equal to `port`"))
+            if last is None or is_valid_port_num(last):
+                out.append(invalid(f"{path}.endPort", end,
+                                   "must be between 1 and 65535, inclusive"))
     return out
 
 
@@ -298,15 +292,15 @@ def _peer(peer: Obj, path: str, allow_invalid: bool) -> list[StatusCause]:
     for key in ("podSelector", "namespaceSelector"):
         if peer.get(key) is not None:
             count += 1
-            out += validate_label_selector(peer.get(key), f"{path}.{key}",
-                                           allow_invalid_values=allow_invalid)
+            out += label_selector(peer.get(key), f"{path}.{key}",
+                                  allow_invalid_values=allow_invalid)
     if peer.get("ipBlock") is not None:
         count += 1
         out += _ip_block(as_dict(peer.get("ipBlock")), f"{path}.ipBlock")
     if count == 0:
-        out.append(field_required(path, "must specify a peer"))
+        out.append(required(path, "must specify a peer"))
     elif count > 1 and peer.get("ipBlock") is not None:
-        out.append(field_forbidden(path, "may not specify both ipBlock and another peer"))
+        out.append(forbidden(path, "may not specify both ipBlock and another peer"))
     return out
 
 
@@ -314,7 +308,7 @@ def _ip_block(block: Obj, path: str) -> list[StatusCause]:
     """ValidateIPBlock."""
     cidr = as_str(block.get("cidr"))
     if not cidr:
-        return [field_required(f"{path}.cidr")]
+        return [required(f"{path}.cidr")]
     out = cidr_errors(f"{path}.cidr", cidr)
     network = parse_cidr(cidr)
     if network is None:
@@ -328,8 +322,8 @@ def _ip_block(block: Obj, path: str) -> list[StatusCause]:
             continue
         if inner.version != network.version or inner.network_address not in network or \
                 network.prefixlen >= inner.prefixlen:
-            out.append(field_invalid(f"{path}.except[{i}]", text,
-                                     "must be a strict subset of `cidr`"))
+            out.append(invalid(f"{path}.except[{i}]", text,
+                               "must be a strict subset of `cidr`"))
     return out
 
 

@@ -34,16 +34,22 @@ def image_pull_policy(image: str) -> str:
 
 
 def resource_list(values: Any) -> None:
-    """SetDefaults_ResourceList: every quantity rounded up to milli, in canonical form."""
+    """SetDefaults_ResourceList: every quantity rounded up to milli. A value already exact at
+    milli is left as written, as kube leaves the parsed Quantity (validation prints its
+    struct: `1.5` is int64Amount{15, -1}); a rounded one is written in canonical form (the
+    whole object is canonicalised before the commit anyway, `builtin/canonical.py`)."""
     if not isinstance(values, dict):
         return
     for key, raw in list(values.items()):
         if isinstance(raw, bool) or not isinstance(raw, str | int | float):
             continue
         try:
-            values[key] = str(quantity.parse(raw).round_up(-3))
+            parsed = quantity.parse(raw)
         except quantity.QuantityError:
             continue  # decoding refuses it with kube's message
+        rounded = parsed.round_up(-3)
+        if rounded is not parsed:
+            values[key] = str(rounded)
 
 
 def _handler(handler: Any) -> None:

@@ -24,6 +24,7 @@ import orjson
 
 from asyncop.api import StatusCause
 from asyncop.apiserver.builtin import quantity
+from asyncop.apiserver.builtin.checks import inclusive_range_error
 from asyncop.apiserver.builtin.fields import (
     Causes,
     Obj,
@@ -32,7 +33,6 @@ from asyncop.apiserver.builtin.fields import (
     as_list,
     as_str,
     forbidden,
-    inclusive_range_error,
     invalid,
     required,
     spec_of,

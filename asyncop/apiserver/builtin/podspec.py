@@ -18,6 +18,11 @@ import ipaddress
 from typing import Any
 
 from asyncop.apiserver.builtin import containers, probes, scheduling, security, volumes
+from asyncop.apiserver.builtin.checks import (
+    inclusive_range_error,
+    is_valid_id,
+    name_is_dns_subdomain,
+)
 from asyncop.apiserver.builtin.fields import (
     Causes,
     Obj,
@@ -30,11 +35,8 @@ from asyncop.apiserver.builtin.fields import (
     duplicate,
     each,
     forbidden,
-    inclusive_range_error,
     invalid,
-    is_valid_id,
     labels,
-    name_is_dns_subdomain,
     not_supported,
     required,
 )

@@ -14,22 +14,18 @@ from __future__ import annotations
 from typing import Any
 
 from asyncop.api import StatusCause
-from asyncop.apiserver.builtin.fieldkit import (
-    GoRepr,
+from asyncop.apiserver.builtin.fields import (
     Obj,
     as_dict,
-    as_int,
-    field_invalid,
-    field_not_supported,
-    go_quote,
-    percent_errors,
-    validate_label_selector,
+    invalid,
+    label_selector,
+    not_supported,
 )
+from asyncop.apiserver.builtin.gofmt import GO_POINTER, Raw
+from asyncop.apiserver.builtin.workloads import int_or_percent, not_over_100
 
 PDBS = ("policy", "poddisruptionbudgets")
 EVICTION_POLICIES = ("AlwaysAllow", "IfHealthyBudget")
-#: %#v cannot print the addresses Go's pointers had; a fixed one stands in for each.
-_POINTER = "0xc000010000"
 
 
 def _pdb_defaults(obj: Obj, old: Obj | None) -> None:
@@ -38,37 +34,12 @@ def _pdb_defaults(obj: Obj, old: Obj | None) -> None:
                          "expectedPods": 0}
 
 
-def _int_or_string(value: Any) -> GoRepr:
-    """%#v of an intstr.IntOrString (its String() has a pointer receiver, so kube 1.33's
-    field errors print the struct)."""
-    if isinstance(value, str):
-        return GoRepr(f"intstr.IntOrString{{Type:1, IntVal:0, StrVal:{go_quote(value)}}}")
-    number = as_int(value)
-    return GoRepr(f'intstr.IntOrString{{Type:0, IntVal:{number or 0}, StrVal:""}}')
-
-
-def int_or_percent_errors(value: Any, path: str) -> list[StatusCause]:
-    """apps ValidatePositiveIntOrPercent, then IsNotMoreThan100Percent."""
-    shown = _int_or_string(value)
-    if isinstance(value, str):
-        problems = percent_errors(value)
-        out = [field_invalid(path, shown, m) for m in problems]
-        if not problems and int(value[:-1]) > 100:
-            out.append(field_invalid(path, shown, "must not be greater than 100%"))
-        return out
-    number = as_int(value)
-    if number is None:
-        return [field_invalid(path, shown, "must be an integer or percentage (e.g '5%')")]
-    return [] if number >= 0 else [field_invalid(path, number,
-                                                 "must be greater than or equal to 0")]
-
-
-def _spec_repr(spec: Obj) -> GoRepr:
+def _spec_repr(spec: Obj) -> Raw:
     """%#v of the internal policy.PodDisruptionBudgetSpec (pointer fields only)."""
     def pointer(key: str, go_type: str) -> str:
-        address = _POINTER if spec.get(key) is not None else "nil"
+        address = GO_POINTER if spec.get(key) is not None else "nil"
         return f"(*{go_type})({address})"
-    return GoRepr(
+    return Raw(
         "policy.PodDisruptionBudgetSpec{"
         f"MinAvailable:{pointer('minAvailable', 'intstr.IntOrString')}, "
         f"Selector:{pointer('selector', 'v1.LabelSelector')}, "
@@ -82,19 +53,20 @@ def _pdb(obj: Obj, old: Obj | None) -> list[StatusCause]:
     spec = as_dict(obj.get("spec"))
     out: list[StatusCause] = []
     if spec.get("minAvailable") is not None and spec.get("maxUnavailable") is not None:
-        out.append(field_invalid("spec", _spec_repr(spec),
-                                 "minAvailable and maxUnavailable cannot be both set"))
+        out.append(invalid("spec", _spec_repr(spec),
+                           "minAvailable and maxUnavailable cannot be both set"))
     for key in ("minAvailable", "maxUnavailable"):
         if spec.get(key) is not None:
-            out += int_or_percent_errors(spec[key], f"spec.{key}")
-    allow = old is not None and bool(validate_label_selector(
+            out += int_or_percent(spec[key], f"spec.{key}")
+            out += not_over_100(spec[key], f"spec.{key}")
+    allow = old is not None and bool(label_selector(
         as_dict(old.get("spec")).get("selector"), "spec.selector"))
-    out += validate_label_selector(spec.get("selector"), "spec.selector",
-                                   allow_invalid_values=allow)
+    out += label_selector(spec.get("selector"), "spec.selector",
+                          allow_invalid_values=allow)
     policy = spec.get("unhealthyPodEvictionPolicy")
     if policy is not None and policy not in EVICTION_POLICIES:
-        out.append(field_not_supported("spec.unhealthyPodEvictionPolicy", policy,
-                                       EVICTION_POLICIES))
+        out.append(not_supported("spec.unhealthyPodEvictionPolicy", policy,
+                                 EVICTION_POLICIES))
     return out
 
 

@@ -13,6 +13,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from asyncop.apiserver.builtin.checks import (
+    is_http_header_name,
+    is_valid_port_name,
+    is_valid_port_num,
+)
 from asyncop.apiserver.builtin.fields import (
     Causes,
     Obj,
@@ -23,9 +28,6 @@ from asyncop.apiserver.builtin.fields import (
     each,
     forbidden,
     invalid,
-    is_http_header_name,
-    is_valid_port_name,
-    is_valid_port_num,
     nonnegative,
     not_supported,
     required,

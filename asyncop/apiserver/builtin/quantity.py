@@ -10,36 +10,52 @@ as a decimal one (`0.5Gi` → `512Mi` but `1.5` binary → decimal). When the wr
 already canonical kube keeps the text itself (its parser's fast path) — so `100m`, `1Gi`,
 `1.500` (!) round-trip unchanged — and this module does the same.
 
-Parsing errors carry kube's messages (`ParseQuantity`'s ErrFormatWrong, ErrSuffix,
-ErrNumeric); `QuantityError` is what the decode step reports for a malformed value.
+Parsing follows ParseQuantity step by step (kube: apimachinery pkg/api/resource,
+quantity.go and suffix.go): its int64 fast path (`_int64_amount`, the `int64Amount{value,
+scale}` it builds), then its inf.Dec slow path. `parse_error` is the decode check (the
+error text or None, no arithmetic); `sign` is Quantity.Sign; `go_struct` prints the struct a
+field error shows (`%#v`). Errors carry kube's messages (ErrFormatWrong, ErrSuffix,
+ErrNumeric); `QuantityError` is raised with them.
+
+One divergence, by design: kube keeps a value as (digits, decimal scale) and accepts any
+int32 scale (`1e2000000000`); exact arithmetic on such a value would take this server
+minutes and gigabytes, so `parse_text` refuses a value spanning more than `MAX_DIGITS`
+decimal places (`OUT_OF_RANGE`). The decode check (`parse_error`) still accepts it, as kube
+does; the rules that need the value skip it, and it is stored as written.
 Invariant: exact arithmetic only (`Fraction`), never floats, except to read a JSON number's
-text.
+text; no parse costs more than `MAX_DIGITS`-digit integers.
 """
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from dataclasses import dataclass
 from fractions import Fraction
+from typing import Any
 
 from asyncop.apiserver.builtin.gofmt import go_quote
 
-__all__ = ["Quantity", "QuantityError", "canonical", "compare", "go_struct", "parse", "parse_text"]
+__all__ = ["Quantity", "QuantityError", "canonical", "compare", "go_struct", "parse",
+           "parse_error", "parse_text", "sign", "text_of"]
 
 SPLIT_RE = "^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$"
 FORMAT_WRONG = "quantities must match the regular expression '" + SPLIT_RE + "'"
 SUFFIX_WRONG = "unable to parse quantity's suffix"
 NUMERIC_WRONG = "unable to parse numeric part of quantity"
+OUT_OF_RANGE = "quantity beyond the exact arithmetic of this server"
+MAX_DIGITS = 1000
 
 _DECIMAL = {"n": -9, "u": -6, "m": -3, "": 0, "k": 3, "M": 6, "G": 9, "T": 12, "P": 15, "E": 18}
 _DECIMAL_BY_EXP = {v: k for k, v in _DECIMAL.items()}
 _BINARY = {"Ki": 10, "Mi": 20, "Gi": 30, "Ti": 40, "Pi": 50, "Ei": 60}
 _BINARY_BY_EXP = {v: k for k, v in _BINARY.items()}
 _SUFFIX_CHARS = frozenset("eEinumkKMGTP")
+_EXPONENT = re.compile(r"[+-]?[0-9]+")
 _NANO = Fraction(1, 10**9)
-_MAX_BINARY = Fraction(2**63 - 1)  # kube caps binary quantities at int64
-_INT32 = 2**31 - 1
+_INT64 = 2**63
+_MAX_BINARY = Fraction(_INT64 - 1)  # kube caps binary quantities at int64
 
 
 class QuantityError(ValueError):
@@ -109,64 +125,101 @@ def _scan(text: str) -> tuple[bool, str, str, str, str]:
 
 
 def _interpret(suffix: str) -> tuple[int, int, str]:
-    """(base, exponent, format) of a suffix, or SUFFIX_WRONG."""
+    """suffixHandler.interpret: (base, exponent, format), or SUFFIX_WRONG. An `e<n>` exponent
+    is read as an int64 and kept as Go's int32(n) keeps it (wrapped)."""
     if suffix in _DECIMAL:
         return 10, _DECIMAL[suffix], "DecimalSI"
     if suffix in _BINARY:
         return 2, _BINARY[suffix], "BinarySI"
-    if len(suffix) > 1 and suffix[0] in "eE" and re.fullmatch(r"[+-]?[0-9]+", suffix[1:]):
-        exponent = int(suffix[1:])
-        if -_INT32 <= exponent <= _INT32:
-            return 10, exponent, "DecimalExponent"
+    if len(suffix) > 1 and suffix[0] in "eE" and _EXPONENT.fullmatch(suffix[1:]):
+        parsed = int(suffix[1:])
+        if -_INT64 <= parsed < _INT64:
+            return 10, (parsed + 2**31) % 2**32 - 2**31, "DecimalExponent"
     raise QuantityError(SUFFIX_WRONG)
 
 
+def _int64_amount(text: str, positive: bool, num: str, denom: str, exponent: int,
+                  fmt: str) -> tuple[int, int, str] | None:
+    """ParseQuantity's int64 fast path: (value, scale, kept text) of the int64Amount it
+    builds — the text kept when it already is canonical for its suffix family — or None
+    when kube takes the inf.Dec path (too many digits, finer than nano, int64 overflow)."""
+    if fmt == "BinarySI":
+        if denom or 15 - len(num) - int(exponent * 3 / 10) - 1 < 0:
+            return None
+        value, scale = int(num) << exponent, 0
+        if value >= _INT64:
+            return None
+        kept = text if exponent % 10 == 0 and int(num) & 0x07 != 0 else ""
+    else:
+        if 18 - (len(num) + len(denom)) < 0:
+            return None
+        scale = exponent - len(denom)
+        if scale < -9:
+            return None
+        shifted = num + denom
+        value = int(shifted)
+        kept = text if scale % 3 == 0 and not shifted.endswith("000") and shifted[0] != "0" \
+            else ""
+    return (value if positive else -value), scale, kept
+
+
+def _parsed(text: str) -> tuple[bool, str, str, str, int, str]:
+    """(positive, value, num, denom, exponent, format) of a non-empty text other than "0";
+    QuantityError with kube's message when the syntax or suffix is wrong."""
+    positive, value, num, denom, suffix = _scan(text)
+    _, exponent, fmt = _interpret(suffix)
+    return positive, value, num, denom, exponent, fmt
+
+
+def _digits_ok(value: str) -> bool:
+    """inf.Dec.SetString of ParseQuantity's numeric part: it needs one digit."""
+    return any("0" <= c <= "9" for c in value)
+
+
+def parse_error(text: str) -> str | None:
+    """kube's ParseQuantity error for `text` (already trimmed of spaces), or None: the
+    decode check, with no arithmetic."""
+    if not text:
+        return FORMAT_WRONG
+    if text == "0":
+        return None
+    try:
+        positive, value, num, denom, exponent, fmt = _parsed(text)
+    except QuantityError as err:
+        return str(err)
+    if _int64_amount(text, positive, num, denom, exponent, fmt) is not None:
+        return None
+    return None if _digits_ok(value) else NUMERIC_WRONG
+
+
+@functools.lru_cache(maxsize=4096)
 def parse_text(text: str) -> Quantity:
-    """kube's ParseQuantity (no surrounding whitespace allowed)."""
+    """kube's ParseQuantity (no surrounding whitespace allowed). Memoised: manifests repeat
+    the same few quantities (`500m`, `128Mi`), and a Quantity is immutable."""
     if not text:
         raise QuantityError(FORMAT_WRONG)
     if text == "0":
         return Quantity(Fraction(0), "DecimalSI", "0")
-    positive, value, num, denom, suffix = _scan(text)
-    base, exponent, fmt = _interpret(suffix)
-    fast = _fast_path(text, num, denom, exponent, fmt)
+    positive, value, num, denom, exponent, fmt = _parsed(text)
+    if abs(exponent) + len(num) + len(denom) > MAX_DIGITS:
+        raise QuantityError(OUT_OF_RANGE)
+    fast = _int64_amount(text, positive, num, denom, exponent, fmt)
     if fast is not None:
-        amount, kept = fast
-        return Quantity(amount if positive else -amount, fmt, kept)
-    digits = value.lstrip("+-")
-    whole, _, frac = digits.partition(".")
-    if not (whole + frac).isdigit():
+        amount, scale, kept = fast
+        exact = Fraction(amount * 10**scale) if scale >= 0 else Fraction(amount, 10**-scale)
+        return Quantity(exact, fmt, kept)
+    if not _digits_ok(value):
         raise QuantityError(NUMERIC_WRONG)
-    amount = Fraction(int(whole + frac), 10 ** len(frac))
-    amount *= Fraction(10) ** exponent if base == 10 else 2 ** exponent
-    if amount:
-        amount = math.ceil(amount / _NANO) * _NANO  # round up to nano precision
+    whole, _, frac = value.lstrip("+-").partition(".")
+    magnitude = Fraction(int(whole + frac or "0"), 10 ** len(frac))
+    magnitude *= Fraction(10) ** exponent if fmt != "BinarySI" else 2 ** exponent
+    if magnitude:
+        magnitude = math.ceil(magnitude / _NANO) * _NANO  # round up to nano precision
     if fmt == "BinarySI":
-        amount = min(amount, _MAX_BINARY)
-        if 0 < amount < 1:
+        magnitude = min(magnitude, _MAX_BINARY)
+        if 0 < magnitude < 1:
             fmt = "DecimalSI"
-    return Quantity(amount if positive else -amount, fmt)
-
-
-def _fast_path(text: str, num: str, denom: str, exponent: int,
-               fmt: str) -> tuple[Fraction, str] | None:
-    """ParseQuantity's int64 fast path: (magnitude, kept text) for values small enough, the
-    text kept when it already is canonical for its suffix family; None otherwise."""
-    if fmt == "BinarySI":
-        if denom or exponent < 0 or 15 - len(num) - int(exponent * 3 / 10) - 1 < 0:
-            return None
-        magnitude = int(num) << exponent
-        if magnitude > 2**63 - 1:
-            return None
-        kept = text if exponent % 10 == 0 and int(num) & 0x07 != 0 else ""
-        return Fraction(magnitude), kept
-    scale = exponent - len(denom)
-    if 18 - (len(num) + len(denom)) < 0 or scale < -9:
-        return None
-    shifted = num + denom
-    magnitude = int(shifted)
-    kept = text if scale % 3 == 0 and not shifted.endswith("000") and shifted[0] != "0" else ""
-    return Fraction(magnitude) * Fraction(10) ** scale, kept
+    return Quantity(magnitude if positive else -magnitude, fmt)
 
 
 def _canonical(value: Fraction, fmt: str) -> str:
@@ -217,18 +270,27 @@ def _strip_tens(mantissa: int, exponent: int) -> tuple[int, int]:
     return mantissa, exponent
 
 
+def text_of(value: Any) -> str | None:
+    """The text ParseQuantity reads for a decoded JSON value (Quantity.UnmarshalJSON: a
+    string trimmed, a number's JSON text); None for any other JSON type."""
+    if isinstance(value, str):
+        return value.strip()
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float) and math.isfinite(value):
+        return repr(value)
+    return None
+
+
 def parse(value: str | int | float) -> Quantity:
     """A Quantity from a decoded JSON value: a string (surrounding whitespace ignored, as
     kube's UnmarshalJSON trims it) or a number (its JSON text)."""
-    if isinstance(value, bool):
+    text = text_of(value)
+    if text is None:
         raise QuantityError(FORMAT_WRONG)
-    if isinstance(value, int):
-        return parse_text(str(value))
-    if isinstance(value, float):
-        if not math.isfinite(value):
-            raise QuantityError(FORMAT_WRONG)
-        return parse_text(repr(value))
-    return parse_text(value.strip())
+    return parse_text(text)
 
 
 def canonical(value: str | int | float) -> str:
@@ -241,32 +303,53 @@ def compare(a: Quantity, b: Quantity) -> int:
     return (a.value > b.value) - (a.value < b.value)
 
 
-def go_struct(text: str) -> str | None:
-    """`%#v` of the resource.Quantity kube holds for `text` once defaulted (ParseQuantity's
-    int64 fast path, then SetDefaults_ResourceList's RoundUp to milli), as a field error
-    prints it (Quantity's String() belongs to the pointer). None when kube would hold an
-    inf.Dec (its pointer's address is all Go shows)."""
+def sign(text: str) -> int:
+    """Quantity.Sign of a valid quantity's text: -1, 0 or 1 (a non-zero value never rounds
+    to zero: the slow path rounds up to nano); 0 for a text kube does not parse."""
+    if parse_error(text) is not None or text == "0":
+        return 0
+    positive, _, num, denom, _, _ = _parsed(text)
+    if not num.strip("0") and not denom.strip("0"):
+        return 0
+    return 1 if positive else -1
+
+
+def go_struct(text: str, *, defaulted: bool = True, dec: str | None = None) -> str | None:
+    """`%#v` of the resource.Quantity kube holds for `text`, as a field error prints it
+    (Quantity's String() belongs to the pointer). `defaulted`: after SetDefaults_ResourceList's
+    RoundUp(-3), which rounds a finer int64Amount to milli, away from zero, and drops the
+    kept text. A value on the inf.Dec path shows only its pointer, whose address Go alone
+    knows: rendered with the stand-in address `dec`, or None without one."""
     text = text.strip()
     if text == "0":
         return _go_quantity(0, 0, text, "DecimalSI")
     try:
-        positive, _, num, denom, suffix = _scan(text)
-        _, exponent, fmt = _interpret(suffix)
+        positive, _, num, denom, exponent, fmt = _parsed(text)
     except QuantityError:
         return None
-    fast = _fast_path(text, num, denom, exponent, fmt)
+    fast = _int64_amount(text, positive, num, denom, exponent, fmt)
     if fast is None:
-        return None
-    magnitude, kept = fast
-    scale = 0 if fmt == "BinarySI" else exponent - len(denom)
-    value = int(magnitude / Fraction(10) ** scale) * (1 if positive else -1)
-    if scale < -3:  # RoundUp(-3): int64Amount.AsScale, rounding up; the kept text dropped
-        step = 10 ** (-3 - scale)
-        value, scale, kept = -(-value // step), -3, ""
+        if dec is None:
+            return None
+        if fmt == "BinarySI" and _below_one(text):
+            fmt = "DecimalSI"
+        return _go_quantity(0, 0, "", fmt, dec=dec)
+    value, scale, kept = fast
+    if defaulted and scale < -3:  # int64Amount.AsScale(-3): rounds away from zero
+        whole, rest = divmod(abs(value), 10 ** (-3 - scale))
+        whole += 1 if rest else 0
+        value, scale, kept = (whole if value > 0 else -whole), -3, ""
     return _go_quantity(value, scale, kept, fmt)
 
 
-def _go_quantity(value: int, scale: int, text: str, fmt: str) -> str:
+def _below_one(text: str) -> bool:
+    try:
+        return 0 < abs(parse_text(text).value) < 1
+    except QuantityError:
+        return False
+
+
+def _go_quantity(value: int, scale: int, text: str, fmt: str, *, dec: str = "nil") -> str:
     return (f"resource.Quantity{{i:resource.int64Amount{{value:{value}, scale:{scale}}}, "
-            f"d:resource.infDecAmount{{Dec:(*inf.Dec)(nil)}}, s:{go_quote(text)}, "
+            f"d:resource.infDecAmount{{Dec:(*inf.Dec)({dec})}}, s:{go_quote(text)}, "
             f'Format:"{fmt}"}}')

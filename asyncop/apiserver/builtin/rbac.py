@@ -18,21 +18,19 @@ from __future__ import annotations
 from typing import Any
 
 from asyncop.api import StatusCause
-from asyncop.apiserver.builtin.fieldkit import (
-    GoRepr,
+from asyncop.apiserver.builtin.checks import is_dns1123_subdomain, is_valid_path_segment_name
+from asyncop.apiserver.builtin.fields import (
     Obj,
     as_dict,
     as_list,
     as_str,
-    dns1123_subdomain_errors,
-    field_invalid,
-    field_not_supported,
-    field_required,
-    go_quote,
-    go_string_slice,
-    path_segment_errors,
-    validate_label_selector,
+    each,
+    invalid,
+    label_selector,
+    not_supported,
+    required,
 )
+from asyncop.apiserver.builtin.gofmt import Raw, go_quote, go_string_slice
 
 GROUP = "rbac.authorization.k8s.io"
 ROLES = (GROUP, "roles")
@@ -58,23 +56,23 @@ def policy_rule_errors(rule: Any, path: str, *, namespaced: bool) -> list[Status
     rule = as_dict(rule)
     out: list[StatusCause] = []
     if not as_list(rule.get("verbs")):
-        out.append(field_required(f"{path}.verbs", "verbs must contain at least one value"))
+        out.append(required(f"{path}.verbs", "verbs must contain at least one value"))
     urls = as_list(rule.get("nonResourceURLs"))
     if urls:
-        shown = GoRepr(go_string_slice([as_str(u) for u in urls]))
+        shown = Raw(go_string_slice([as_str(u) for u in urls]))
         if namespaced:
-            out.append(field_invalid(f"{path}.nonResourceURLs", shown,
-                                     "namespaced rules cannot apply to non-resource URLs"))
+            out.append(invalid(f"{path}.nonResourceURLs", shown,
+                               "namespaced rules cannot apply to non-resource URLs"))
         if any(as_list(rule.get(k)) for k in ("apiGroups", "resources", "resourceNames")):
-            out.append(field_invalid(f"{path}.nonResourceURLs", shown, "rules cannot apply to "
-                                     "both regular resources and non-resource URLs"))
+            out.append(invalid(f"{path}.nonResourceURLs", shown, "rules cannot apply to "
+                               "both regular resources and non-resource URLs"))
         return out
     if not as_list(rule.get("apiGroups")):
-        out.append(field_required(f"{path}.apiGroups",
-                                  "resource rules must supply at least one api group"))
+        out.append(required(f"{path}.apiGroups",
+                            "resource rules must supply at least one api group"))
     if not as_list(rule.get("resources")):
-        out.append(field_required(f"{path}.resources",
-                                  "resource rules must supply at least one resource"))
+        out.append(required(f"{path}.resources",
+                            "resource rules must supply at least one resource"))
     return out
 
 
@@ -88,19 +86,19 @@ def _role(obj: Obj, old: Obj | None, *, namespaced: bool) -> list[StatusCause]:
         path = "aggregationRule.clusterRoleSelectors"
         selectors = as_list(as_dict(aggregation).get("clusterRoleSelectors"))
         if not selectors:
-            out.append(field_required(path, "at least one clusterRoleSelector required if "
-                                            "aggregationRule is non-nil"))
+            out.append(required(path, "at least one clusterRoleSelector required if "
+                                      "aggregationRule is non-nil"))
         for i, selector in enumerate(selectors):
-            problems = validate_label_selector(selector, f"{path}[{i}]")
+            problems = label_selector(selector, f"{path}[{i}]")
             out += problems
             if problems:  # LabelSelectorAsSelector refuses it too
-                out.append(field_invalid(f"{path}[{i}]", None, "invalid label selector."))
+                out.append(invalid(f"{path}[{i}]", None, "invalid label selector."))
     return out
 
 
-def _ref_repr(ref: Obj) -> GoRepr:
+def _ref_repr(ref: Obj) -> Raw:
     """%#v of an rbac.RoleRef."""
-    return GoRepr("rbac.RoleRef{" + ", ".join(
+    return Raw("rbac.RoleRef{" + ", ".join(
         f"{go}:{go_quote(as_str(ref.get(key)))}"
         for go, key in (("APIGroup", "apiGroup"), ("Kind", "kind"), ("Name", "name"))) + "}")
 
@@ -110,19 +108,19 @@ def _binding(obj: Obj, old: Obj | None, *, namespaced: bool) -> list[StatusCause
     ref = as_dict(obj.get("roleRef"))
     out: list[StatusCause] = []
     if ref.get("apiGroup") != GROUP:
-        out.append(field_not_supported("roleRef.apiGroup", as_str(ref.get("apiGroup")), [GROUP]))
+        out.append(not_supported("roleRef.apiGroup", as_str(ref.get("apiGroup")), [GROUP]))
     kinds = ["Role", "ClusterRole"] if namespaced else ["ClusterRole"]
     if ref.get("kind") not in kinds:
-        out.append(field_not_supported("roleRef.kind", as_str(ref.get("kind")), kinds))
+        out.append(not_supported("roleRef.kind", as_str(ref.get("kind")), kinds))
     name = as_str(ref.get("name"))
     if not name:
-        out.append(field_required("roleRef.name"))
+        out.append(required("roleRef.name"))
     else:
-        out += [field_invalid("roleRef.name", name, m) for m in path_segment_errors(name)]
+        out += each("roleRef.name", name, is_valid_path_segment_name(name))
     for i, subject in enumerate(as_list(obj.get("subjects"))):
         out += subject_errors(as_dict(subject), f"subjects[{i}]", namespaced=namespaced)
     if old is not None and as_dict(old.get("roleRef")) != ref:
-        out.append(field_invalid("roleRef", _ref_repr(ref), "cannot change roleRef"))
+        out.append(invalid("roleRef", _ref_repr(ref), "cannot change roleRef"))
     return out
 
 
@@ -131,20 +129,20 @@ def subject_errors(subject: Obj, path: str, *, namespaced: bool) -> list[StatusC
     out: list[StatusCause] = []
     name, group = as_str(subject.get("name")), as_str(subject.get("apiGroup"))
     if not name:
-        out.append(field_required(f"{path}.name"))
+        out.append(required(f"{path}.name"))
     kind = subject.get("kind")
     if kind == "ServiceAccount":
         if name:
-            out += [field_invalid(f"{path}.name", name, m) for m in dns1123_subdomain_errors(name)]
+            out += each(f"{path}.name", name, is_dns1123_subdomain(name))
         if group:
-            out.append(field_not_supported(f"{path}.apiGroup", group, [""]))
+            out.append(not_supported(f"{path}.apiGroup", group, [""]))
         if not namespaced and not as_str(subject.get("namespace")):
-            out.append(field_required(f"{path}.namespace"))
+            out.append(required(f"{path}.namespace"))
     elif kind in ("User", "Group"):
         if group != GROUP:
-            out.append(field_not_supported(f"{path}.apiGroup", group, [GROUP]))
+            out.append(not_supported(f"{path}.apiGroup", group, [GROUP]))
     else:
-        out.append(field_not_supported(f"{path}.kind", as_str(kind), SUBJECT_KINDS))
+        out.append(not_supported(f"{path}.kind", as_str(kind), SUBJECT_KINDS))
     return out
 
 

@@ -17,17 +17,17 @@ import math
 from typing import Any
 
 from asyncop.apiserver.builtin import quantity
+from asyncop.apiserver.builtin.checks import NEGATIVE_MSG, is_qualified_name
 from asyncop.apiserver.builtin.fields import (
     Causes,
     Obj,
-    Raw,
     as_dict,
     each,
     forbidden,
     invalid,
-    is_qualified_name,
     required,
 )
+from asyncop.apiserver.builtin.gofmt import GO_POINTER, Raw
 
 _STANDARD_RESOURCES = frozenset({
     "cpu", "memory", "ephemeral-storage", "requests.cpu", "requests.memory",
@@ -80,14 +80,16 @@ def _quantity(value: Any) -> quantity.Quantity | None:
         return None  # decoding refuses it, with kube's message
 
 
-def quantity_value(name: str, value: quantity.Quantity, path: str) -> Causes:
-    """ValidateResourceQuantityValue: not negative; whole for integer resources."""
+def quantity_value(name: str, value: quantity.Quantity, path: str, raw: Any) -> Causes:
+    """ValidateResourceQuantityValue: not negative; whole for integer resources (`raw`: the
+    value as defaulted, whose parsed struct a field error prints)."""
     out: Causes = []
     if value.value < 0:
-        out.append(invalid(path, str(value), "must be greater than or equal to 0"))
+        out.append(invalid(path, str(value), NEGATIVE_MSG))
     if (name in _INTEGER_RESOURCES or _is_extended(name)) and \
             math.ceil(value.value * 1000) % 1000:
-        shown = quantity.go_struct(str(value)) or str(value)  # a Quantity value: %#v
+        text = quantity.text_of(raw) or str(value)
+        shown = quantity.go_struct(text, dec=GO_POINTER) or text  # %#v
         out.append(invalid(path, Raw(shown), "must be an integer"))
     return out
 
@@ -106,7 +108,7 @@ def resources(req: Obj, path: str) -> Causes:
         if value is None:
             continue
         parsed_limits[name] = value
-        out += quantity_value(name, value, at)
+        out += quantity_value(name, value, at, raw)
         if name.startswith("hugepages-"):
             huge = True
             out += _hugepage_value(name, value, at)
@@ -117,7 +119,7 @@ def resources(req: Obj, path: str) -> Causes:
         value = _quantity(raw)
         if value is None:
             continue
-        out += quantity_value(name, value, at)
+        out += quantity_value(name, value, at, raw)
         limit = parsed_limits.get(name)
         if limit is not None:
             cmp = quantity.compare(value, limit)

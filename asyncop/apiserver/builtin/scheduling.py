@@ -12,6 +12,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from asyncop.apiserver.builtin.checks import (
+    is_dns1123_label,
+    is_label_value,
+    is_qualified_name,
+    name_is_dns_subdomain,
+)
 from asyncop.apiserver.builtin.fields import (
     Causes,
     Obj,
@@ -23,14 +29,11 @@ from asyncop.apiserver.builtin.fields import (
     each,
     forbidden,
     invalid,
-    is_dns1123_label,
-    is_label_value,
-    is_qualified_name,
     label_name,
     label_selector,
-    name_is_dns_subdomain,
     not_supported,
     required,
+    selector_requirement,
 )
 
 _EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
@@ -66,31 +69,6 @@ def tolerations(items: list[Any], path: str) -> Causes:
     return out
 
 
-def _node_requirement(req: Obj, path: str, *, allow_invalid_values: bool) -> Causes:
-    """ValidateNodeSelectorRequirement."""
-    operator, values = as_str(req.get("operator")), as_list(req.get("values"))
-    out: Causes = []
-    if operator in ("In", "NotIn"):
-        if not values:
-            out.append(required(f"{path}.values",
-                                "must be specified when `operator` is 'In' or 'NotIn'"))
-    elif operator in ("Exists", "DoesNotExist"):
-        if values:
-            out.append(forbidden(f"{path}.values", "may not be specified when `operator` is "
-                                 "'Exists' or 'DoesNotExist'"))
-    elif operator in ("Gt", "Lt"):
-        if len(values) != 1:
-            out.append(required(f"{path}.values", "must be specified single value when "
-                                "`operator` is 'Lt' or 'Gt'"))
-    else:
-        out.append(invalid(f"{path}.operator", operator, "not a valid selector operator"))
-    out += label_name(as_str(req.get("key")), f"{path}.key")
-    if not allow_invalid_values:
-        for i, value in enumerate(values):
-            out += each(f"{path}.values[{i}]", value, is_label_value(as_str(value)))
-    return out
-
-
 def _field_requirement(req: Obj, path: str) -> Causes:
     """ValidateNodeFieldSelectorRequirement (only metadata.name is selectable)."""
     operator, values = as_str(req.get("operator")), as_list(req.get("values"))
@@ -114,8 +92,8 @@ def _field_requirement(req: Obj, path: str) -> Causes:
 def node_selector_term(term: Obj, path: str, *, allow_invalid_values: bool) -> Causes:
     out: Causes = []
     for j, req in enumerate(as_list(term.get("matchExpressions"))):
-        out += _node_requirement(as_dict(req), f"{path}.matchExpressions[{j}]",
-                                 allow_invalid_values=allow_invalid_values)
+        out += selector_requirement(as_dict(req), f"{path}.matchExpressions[{j}]", node=True,
+                                    allow_invalid_values=allow_invalid_values)
     for j, req in enumerate(as_list(term.get("matchFields"))):
         out += _field_requirement(as_dict(req), f"{path}.matchFields[{j}]")
     return out

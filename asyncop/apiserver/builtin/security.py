@@ -12,21 +12,21 @@ from __future__ import annotations
 
 from typing import Any
 
+from asyncop.apiserver.builtin.checks import is_valid_id
 from asyncop.apiserver.builtin.fields import (
     Causes,
     Obj,
-    Raw,
     as_dict,
     as_int,
     as_list,
     as_str,
     each,
     invalid,
-    is_valid_id,
     not_supported,
     required,
 )
 from asyncop.apiserver.builtin.filepaths import local_descending_path
+from asyncop.apiserver.builtin.gofmt import Raw
 
 
 def security_context(raw: Any, path: str, *, host_users: bool) -> Causes:

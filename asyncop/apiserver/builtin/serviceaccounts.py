@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from asyncop.apiserver.builtin.fieldkit import Obj
+from asyncop.apiserver.builtin.fields import Obj
 
 SERVICEACCOUNTS = ("", "serviceaccounts")
 

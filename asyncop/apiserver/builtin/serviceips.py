@@ -20,24 +20,20 @@ from __future__ import annotations
 from typing import Any
 
 from asyncop.api import StatusCause
-from asyncop.apiserver.builtin.fieldkit import (
-    GoRepr,
+from asyncop.apiserver.builtin.fields import (
     Obj,
     as_dict,
     as_int,
     as_list,
     as_str,
-    cidr_errors,
-    field_duplicate,
-    field_forbidden,
-    field_invalid,
-    field_not_supported,
-    field_required,
-    go_string_slice,
-    ip_errors,
-    ip_version,
-    parse_ip,
+    duplicate,
+    forbidden,
+    invalid,
+    not_supported,
+    required,
 )
+from asyncop.apiserver.builtin.gofmt import Raw, go_string_slice
+from asyncop.apiserver.builtin.netutils import cidr_errors, ip_errors, ip_version, parse_ip
 
 NONE = "None"
 SOURCE_RANGES_ANNOTATION = "service.beta.kubernetes.io/load-balancer-source-ranges"
@@ -72,17 +68,17 @@ def needs_health_check(spec: Obj) -> bool:
     return spec.get("type") == "LoadBalancer" and spec.get("externalTrafficPolicy") == "Local"
 
 
-def ips_value(spec: Obj) -> GoRepr:
+def ips_value(spec: Obj) -> Raw:
     """%#v of spec.clusterIPs ([]string(nil) when absent)."""
     if "clusterIPs" not in spec or spec.get("clusterIPs") is None:
-        return GoRepr("[]string(nil)")
-    return GoRepr(go_string_slice(cluster_ips(spec)))
+        return Raw("[]string(nil)")
+    return Raw(go_string_slice(cluster_ips(spec)))
 
 
-def _families_value(spec: Obj) -> GoRepr:
+def _families_value(spec: Obj) -> Raw:
     if spec.get("ipFamilies") is None:
-        return GoRepr("[]core.IPFamily(nil)")
-    return GoRepr(go_string_slice(ip_families(spec), "[]core.IPFamily"))
+        return Raw("[]core.IPFamily(nil)")
+    return Raw(go_string_slice(ip_families(spec), "[]core.IPFamily"))
 
 
 def validate_cluster_ips(spec: Obj) -> list[StatusCause]:
@@ -94,51 +90,51 @@ def validate_cluster_ips(spec: Obj) -> list[StatusCause]:
     cluster_ip = as_str(spec.get("clusterIP"))
     if cluster_ip:
         if not ips:
-            out.append(field_required("spec.clusterIPs"))
+            out.append(required("spec.clusterIPs"))
         elif ips[0] != cluster_ip:
-            out.append(field_invalid("spec.clusterIPs", ips_value(spec),
-                                     "first value must match `clusterIP`"))
+            out.append(invalid("spec.clusterIPs", ips_value(spec),
+                               "first value must match `clusterIP`"))
     elif ips:
-        out.append(field_invalid("spec.clusterIPs", ips_value(spec),
-                                 "must be empty when `clusterIP` is not specified"))
+        out.append(invalid("spec.clusterIPs", ips_value(spec),
+                           "must be empty when `clusterIP` is not specified"))
     seen: set[str] = set()
     for i, family in enumerate(as_list(spec.get("ipFamilies"))):
         if family not in IP_FAMILIES:
-            out.append(field_not_supported(f"spec.ipFamilies[{i}]", family, IP_FAMILIES))
+            out.append(not_supported(f"spec.ipFamilies[{i}]", family, IP_FAMILIES))
         if isinstance(family, str) and family in seen:
-            out.append(field_duplicate(f"spec.ipFamilies[{i}]", family))
+            out.append(duplicate(f"spec.ipFamilies[{i}]", family))
         seen.add(str(family))
     policy = spec.get("ipFamilyPolicy")
     if policy is not None and policy not in IP_FAMILY_POLICIES:
-        out.append(field_not_supported("spec.ipFamilyPolicy", policy, IP_FAMILY_POLICIES))
-    invalid = False
+        out.append(not_supported("spec.ipFamilyPolicy", policy, IP_FAMILY_POLICIES))
+    any_invalid = False
     for i, ip in enumerate(ips):
         if i == 0 and ip == NONE:
             if len(ips) > 1:
-                invalid = True
-                out.append(field_invalid("spec.clusterIPs", ips_value(spec),
-                                         "'None' must be the first and only value"))
+                any_invalid = True
+                out.append(invalid("spec.clusterIPs", ips_value(spec),
+                                   "'None' must be the first and only value"))
             continue
         problems = ip_errors(f"spec.clusterIPs[{i}]", ip)
-        invalid = invalid or bool(problems)
+        any_invalid = any_invalid or bool(problems)
         out += problems
     if len(ips) > 2:
-        out.append(field_invalid("spec.clusterIPs", ips_value(spec),
-                                 "may only hold up to 2 values"))
-    if invalid:
+        out.append(invalid("spec.clusterIPs", ips_value(spec),
+                           "may only hold up to 2 values"))
+    if any_invalid:
         return out
     if len(ips) > 1 and len({_version(ip) for ip in ips}) != len(ips):
-        out.append(field_invalid("spec.clusterIPs", ips_value(spec),
-                                 "may specify no more than one IP for each IP family"))
+        out.append(invalid("spec.clusterIPs", ips_value(spec),
+                           "may specify no more than one IP for each IP family"))
     families = ip_families(spec)
     if not is_headless(spec) and ips and families:
         for i, ip in enumerate(ips[:len(families)]):
             if families[i] == "IPv4" and _version(ip) == 6:
-                out.append(field_invalid(f"spec.clusterIPs[{i}]", ip, "expected an IPv4 value "
-                                         f"as indicated by `ipFamilies[{i}]`"))
+                out.append(invalid(f"spec.clusterIPs[{i}]", ip, "expected an IPv4 value "
+                                   f"as indicated by `ipFamilies[{i}]`"))
             if families[i] == "IPv6" and _version(ip) != 6:
-                out.append(field_invalid(f"spec.clusterIPs[{i}]", ip, "expected an IPv6 value "
-                                         f"as indicated by `ipFamilies[{i}]`"))
+                out.append(invalid(f"spec.clusterIPs[{i}]", ip, "expected an IPv6 value "
+                                   f"as indicated by `ipFamilies[{i}]`"))
     return out
 
 
@@ -168,20 +164,20 @@ def _ips_update(spec: Obj, old_spec: Obj) -> list[StatusCause]:
     value = ips_value(spec)
     out: list[StatusCause] = []
     if len(old) == len(new):
-        out += [field_invalid(f"spec.clusterIPs[{i}]", value, "may not change once set")
+        out += [invalid(f"spec.clusterIPs[{i}]", value, "may not change once set")
                 for i, ip in enumerate(old) if ip != new[i]]
     elif len(old) > len(new):
         if not new:
-            out.append(field_invalid("spec.clusterIPs[0]", value,
-                                     "primary clusterIP can not be unset"))
+            out.append(invalid("spec.clusterIPs[0]", value,
+                               "primary clusterIP can not be unset"))
         if old and new and new[0] != old[0]:
-            out.append(field_invalid("spec.clusterIPs[0]", value, "may not change once set"))
+            out.append(invalid("spec.clusterIPs[0]", value, "may not change once set"))
         if len(new) == 1 and spec.get("ipFamilyPolicy") != "SingleStack":
-            out.append(field_invalid("spec.ipFamilyPolicy", _policy_value(spec),
-                                     "must be set to 'SingleStack' when releasing the "
-                                     "secondary clusterIP"))
+            out.append(invalid("spec.ipFamilyPolicy", _policy_value(spec),
+                               "must be set to 'SingleStack' when releasing the "
+                               "secondary clusterIP"))
     elif old and new[0] != old[0]:
-        out.append(field_invalid("spec.clusterIPs[0]", value, "may not change once set"))
+        out.append(invalid("spec.clusterIPs[0]", value, "may not change once set"))
     return out
 
 
@@ -189,23 +185,23 @@ def _families_update(spec: Obj, old_spec: Obj) -> list[StatusCause]:
     new, old = ip_families(spec), ip_families(old_spec)
     out: list[StatusCause] = []
     if len(old) == len(new):
-        out += [field_invalid("spec.ipFamilies[0]", _families_value(spec),
-                              "may not change once set")
+        out += [invalid("spec.ipFamilies[0]", _families_value(spec),
+                        "may not change once set")
                 for i, family in enumerate(old) if family != new[i]]
     elif len(old) > len(new):
         if not cluster_ips(spec):
-            out.append(field_invalid("spec.ipFamilies[0]", _families_value(spec),
-                                     "primary ipFamily can not be unset"))
+            out.append(invalid("spec.ipFamilies[0]", _families_value(spec),
+                               "primary ipFamily can not be unset"))
         if new and new[0] != old[0]:
-            out.append(field_invalid("spec.ipFamilies[0]", ips_value(spec),
-                                     "may not change once set"))
+            out.append(invalid("spec.ipFamilies[0]", ips_value(spec),
+                               "may not change once set"))
         if len(new) == 1 and spec.get("ipFamilyPolicy") != "SingleStack":
-            out.append(field_invalid("spec.ipFamilyPolicy", _policy_value(spec),
-                                     "must be set to 'SingleStack' when releasing the "
-                                     "secondary ipFamily"))
+            out.append(invalid("spec.ipFamilyPolicy", _policy_value(spec),
+                               "must be set to 'SingleStack' when releasing the "
+                               "secondary ipFamily"))
     elif old and new and new[0] != old[0]:
-        out.append(field_invalid("spec.ipFamilies[0]", ips_value(spec),
-                                 "may not change once set"))
+        out.append(invalid("spec.ipFamilies[0]", ips_value(spec),
+                           "may not change once set"))
     return out
 
 
@@ -265,19 +261,19 @@ def non_special_ip_errors(path: str, value: str) -> list[StatusCause]:
     """ValidateNonSpecialIP (externalIPs, endpoints)."""
     ip = parse_ip(value)
     if ip is None:
-        return [field_invalid(path, value, "must be a valid IP address")]
+        return [invalid(path, value, "must be a valid IP address")]
     out: list[StatusCause] = []
     if ip.is_unspecified:
-        out.append(field_invalid(path, value, f"may not be unspecified ({value})"))
+        out.append(invalid(path, value, f"may not be unspecified ({value})"))
     if ip.is_loopback:
-        out.append(field_invalid(path, value,
-                                 "may not be in the loopback range (127.0.0.0/8, ::1/128)"))
+        out.append(invalid(path, value,
+                           "may not be in the loopback range (127.0.0.0/8, ::1/128)"))
     if ip.is_link_local and not ip.is_multicast:
-        out.append(field_invalid(path, value,
-                                 "may not be in the link-local range (169.254.0.0/16, fe80::/10)"))
+        out.append(invalid(path, value,
+                           "may not be in the link-local range (169.254.0.0/16, fe80::/10)"))
     if _link_local_multicast(ip):
-        out.append(field_invalid(path, value, "may not be in the link-local multicast range "
-                                              "(224.0.0.0/24, ff02::/10)"))
+        out.append(invalid(path, value, "may not be in the link-local multicast range "
+                                        "(224.0.0.0/24, ff02::/10)"))
     return out
 
 
@@ -296,13 +292,13 @@ def source_range_errors(spec: Obj, annotations: Obj) -> list[StatusCause]:
     if ranges:
         path = "spec.LoadBalancerSourceRanges"  # sic: kube's path
         if not_lb:
-            out.append(field_forbidden(path, LB_ONLY))
+            out.append(forbidden(path, LB_ONLY))
         for i, value in enumerate(ranges):
             out += cidr_errors(f"{path}[{i}]", as_str(value).strip())
     elif SOURCE_RANGES_ANNOTATION in annotations:
         path = f"metadata.annotations[{SOURCE_RANGES_ANNOTATION}]"
         if not_lb:
-            out.append(field_forbidden(path, LB_ONLY))
+            out.append(forbidden(path, LB_ONLY))
         text = as_str(annotations[SOURCE_RANGES_ANNOTATION]).strip()
         for value in text.split(",") if text else []:
             out += cidr_errors(path, value.strip())

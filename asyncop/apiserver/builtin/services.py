@@ -21,28 +21,32 @@ from typing import Any
 
 from asyncop.api import StatusCause
 from asyncop.apiserver.builtin import serviceips
-from asyncop.apiserver.builtin.fieldkit import (
-    GoRepr,
+from asyncop.apiserver.builtin.checks import (
+    IMMUTABLE_MSG,
+    is_dns1123_label,
+    is_dns1123_subdomain,
+    is_qualified_name,
+    is_valid_port_name,
+    is_valid_port_num,
+)
+from asyncop.apiserver.builtin.containers import PROTOCOLS
+from asyncop.apiserver.builtin.fields import (
     Obj,
     as_dict,
     as_int,
     as_list,
     as_str,
-    dns1123_label_errors,
-    dns1123_subdomain_errors,
-    field_duplicate,
-    field_forbidden,
-    field_invalid,
-    field_not_supported,
-    field_required,
-    go_quote,
-    ip_errors,
-    port_name_errors,
-    port_num_errors,
-    qualified_name_errors,
+    duplicate,
+    each,
+    forbidden,
+    invalid,
+    labels,
+    not_supported,
+    required,
     spec_of,
-    validate_labels,
 )
+from asyncop.apiserver.builtin.gofmt import Raw, go_quote
+from asyncop.apiserver.builtin.netutils import ip_errors
 from asyncop.apiserver.builtin.serviceips import (
     is_headless,
     needs_cluster_ip,
@@ -52,7 +56,6 @@ from asyncop.apiserver.builtin.serviceips import (
 
 SERVICES = ("", "services")
 TYPES = ("ClusterIP", "ExternalName", "LoadBalancer", "NodePort")
-PROTOCOLS = ("SCTP", "TCP", "UDP")
 TRAFFIC_POLICIES = ("Cluster", "Local")
 AFFINITIES = ("ClientIP", "None")
 MAX_AFFINITY_SECONDS = 86400
@@ -149,7 +152,7 @@ def _service(obj: Obj, old: Obj | None) -> list[StatusCause]:
         out += _load_balancer_class(spec, old_spec)
         if needs_health_check(old_spec) and needs_health_check(spec) and \
                 spec.get("healthCheckNodePort") != old_spec.get("healthCheckNodePort"):
-            out.append(field_forbidden("spec.healthCheckNodePort", "field is immutable"))
+            out.append(forbidden("spec.healthCheckNodePort", IMMUTABLE_MSG))
     return out + validate_service(obj)
 
 
@@ -160,69 +163,68 @@ def validate_service(obj: Obj) -> list[StatusCause]:
     out: list[StatusCause] = []
     mode, hints = annotations.get(TOPOLOGY_MODE), annotations.get(TOPOLOGY_HINTS)
     if mode is not None and hints is not None and mode != hints:
-        out.append(field_invalid(f"metadata.annotations[{TOPOLOGY_MODE}]", mode,
-                                 f"must match annotations[{TOPOLOGY_HINTS}] when both are "
-                                 "specified"))
+        out.append(invalid(f"metadata.annotations[{TOPOLOGY_MODE}]", mode,
+                           f"must match annotations[{TOPOLOGY_HINTS}] when both are "
+                           "specified"))
     ports = [as_dict(p) for p in as_list(spec.get("ports"))]
     stype = spec.get("type")
     if not ports and not is_headless(spec) and stype != "ExternalName":
-        out.append(field_required("spec.ports"))
+        out.append(required("spec.ports"))
     out += _type_specific(spec)
     names: set[str] = set()
     for i, port in enumerate(ports):
         out += _port(port, f"spec.ports[{i}]", require_name=len(ports) > 1, names=names)
     if spec.get("selector") is not None:
-        out += validate_labels(spec.get("selector"), "spec.selector")
+        out += labels(spec.get("selector"), "spec.selector")
     out += _session_affinity(spec)
     out += serviceips.validate_cluster_ips(spec)
     for i, ip in enumerate(as_list(spec.get("externalIPs"))):
         problems = ip_errors(f"spec.externalIPs[{i}]", as_str(ip))
         out += problems or serviceips.non_special_ip_errors(f"spec.externalIPs[{i}]", as_str(ip))
     if not stype:
-        out.append(field_required("spec.type"))
+        out.append(required("spec.type"))
     elif stype not in TYPES:
-        out.append(field_not_supported("spec.type", stype, TYPES))
+        out.append(not_supported("spec.type", stype, TYPES))
     if stype == "ClusterIP":
-        out += [field_forbidden(f"spec.ports[{i}].nodePort",
-                                "may not be used when `type` is 'ClusterIP'")
+        out += [forbidden(f"spec.ports[{i}].nodePort",
+                          "may not be used when `type` is 'ClusterIP'")
                 for i, port in enumerate(ports) if port.get("nodePort")]
     out += _duplicates(ports)
     out += serviceips.source_range_errors(spec, annotations)
     if spec.get("allocateLoadBalancerNodePorts") is not None and stype != "LoadBalancer":
-        out.append(field_forbidden("spec.allocateLoadBalancerNodePorts",
-                                   "may only be used when `type` is 'LoadBalancer'"))
+        out.append(forbidden("spec.allocateLoadBalancerNodePorts",
+                             "may only be used when `type` is 'LoadBalancer'"))
     if stype == "LoadBalancer" and spec.get("allocateLoadBalancerNodePorts") is None:
-        out.append(field_required("allocateLoadBalancerNodePorts"))  # sic: kube's path
+        out.append(required("allocateLoadBalancerNodePorts"))  # sic: kube's path
     out += _load_balancer_class(spec, None)
     out += _external_traffic(spec)
     out += _internal_traffic(spec)
     distribution = spec.get("trafficDistribution")
     if distribution is not None and distribution != "PreferClose":
-        out.append(field_not_supported("spec.trafficDistribution", distribution,
-                                       ["PreferClose"]))
+        out.append(not_supported("spec.trafficDistribution", distribution,
+                                 ["PreferClose"]))
     return out
 
 
 def _type_specific(spec: Obj) -> list[StatusCause]:
     stype = spec.get("type")
     if stype in ("LoadBalancer", "NodePort") and is_headless(spec):
-        return [field_invalid("spec.clusterIPs[0]", "None",
-                              f"may not be set to 'None' for {stype} services")]
+        return [invalid("spec.clusterIPs[0]", "None",
+                        f"may not be set to 'None' for {stype} services")]
     if stype != "ExternalName":
         return []
     out: list[StatusCause] = []
     for key in ("clusterIPs", "ipFamilies"):
         if as_list(spec.get(key)):
-            out.append(field_forbidden(f"spec.{key}", "may not be set for ExternalName services"))
+            out.append(forbidden(f"spec.{key}", "may not be set for ExternalName services"))
     if spec.get("ipFamilyPolicy") is not None:
-        out.append(field_forbidden("spec.ipFamilyPolicy",
-                                   "may not be set for ExternalName services"))
+        out.append(forbidden("spec.ipFamilyPolicy",
+                             "may not be set for ExternalName services"))
     cname = as_str(spec.get("externalName")).removesuffix(".")
     if cname:
-        out += [field_invalid("spec.externalName", cname, m)
-                for m in dns1123_subdomain_errors(cname)]
+        out += each("spec.externalName", cname, is_dns1123_subdomain(cname))
     else:
-        out.append(field_required("spec.externalName"))
+        out.append(required("spec.externalName"))
     return out
 
 
@@ -231,66 +233,65 @@ def _port(port: Obj, path: str, *, require_name: bool, names: set[str]) -> list[
     out: list[StatusCause] = []
     name = as_str(port.get("name"))
     if require_name and not name:
-        out.append(field_required(f"{path}.name"))
+        out.append(required(f"{path}.name"))
     elif name:
-        out += [field_invalid(f"{path}.name", name, m) for m in dns1123_label_errors(name)]
+        out += each(f"{path}.name", name, is_dns1123_label(name))
         if name in names:
-            out.append(field_duplicate(f"{path}.name", name))
+            out.append(duplicate(f"{path}.name", name))
         names.add(name)
     out += port_number_errors(f"{path}.port", port.get("port", 0))
     protocol = port.get("protocol")
     if not protocol:
-        out.append(field_required(f"{path}.protocol"))
+        out.append(required(f"{path}.protocol"))
     elif protocol not in PROTOCOLS:
-        out.append(field_not_supported(f"{path}.protocol", protocol, PROTOCOLS))
+        out.append(not_supported(f"{path}.protocol", protocol, PROTOCOLS))
     out += port_num_or_name_errors(f"{path}.targetPort", port.get("targetPort"))
     app_protocol = port.get("appProtocol")
     if app_protocol is not None:
         text = as_str(app_protocol)
-        out += [field_invalid(f"{path}.appProtocol", text, m)
-                for m in qualified_name_errors(text)]
+        out += each(f"{path}.appProtocol", text, is_qualified_name(text))
     return out
 
 
 def port_number_errors(path: str, value: Any) -> list[StatusCause]:
     """IsValidPortNum reported with field.Invalid (a wrong shape reads as invalid)."""
     number = as_int(value)
-    if number is not None and not port_num_errors(number):
+    if number is not None and not is_valid_port_num(number):
         return []
-    return [field_invalid(path, value, "must be between 1 and 65535, inclusive")]
+    return [invalid(path, value, "must be between 1 and 65535, inclusive")]
 
 
 def port_num_or_name_errors(path: str, value: Any) -> list[StatusCause]:
     """ValidatePortNumOrName (an unset IntOrString is the integer 0)."""
     if isinstance(value, str):
-        return [field_invalid(path, value, m) for m in port_name_errors(value)]
+        return each(path, value, is_valid_port_name(value))
     return port_number_errors(path, 0 if value is None else value)
 
 
 def _session_affinity(spec: Obj) -> list[StatusCause]:
     affinity = spec.get("sessionAffinity")
     if not affinity:
-        return [field_required("spec.sessionAffinity")]
+        return [required("spec.sessionAffinity")]
     if affinity not in AFFINITIES:
-        return [field_not_supported("spec.sessionAffinity", affinity, AFFINITIES)]
+        return [not_supported("spec.sessionAffinity", affinity, AFFINITIES)]
     path = "spec.sessionAffinityConfig"
     config = spec.get("sessionAffinityConfig")
     if affinity == "None":
-        return [] if config is None else [field_forbidden(
+        return [] if config is None else [forbidden(
             path, "must not be set when session affinity is None")]
     when = "when session affinity type is ClientIP"
     if not isinstance(config, dict):
-        return [field_required(path, when)]
+        return [required(path, when)]
     client_ip = config.get("clientIP")
     if not isinstance(client_ip, dict):
-        return [field_required(f"{path}.clientIP", when)]
+        return [required(f"{path}.clientIP", when)]
     timeout = client_ip.get("timeoutSeconds")
     if timeout is None:
-        return [field_required(f"{path}.clientIP.timeoutSeconds", when)]
+        return [required(f"{path}.clientIP.timeoutSeconds", when)]
     seconds = as_int(timeout)
     if seconds is None or not 0 < seconds <= MAX_AFFINITY_SECONDS:
-        return [field_invalid(f"{path}.clientIP.timeoutSeconds", timeout,
-                              f"must be greater than 0 and less than {MAX_AFFINITY_SECONDS}")]
+        return [invalid(f"{path}.clientIP.timeoutSeconds", timeout,
+                        f"must be greater than 0 and less than {MAX_AFFINITY_SECONDS}")]
     return []
 
 
@@ -303,14 +304,14 @@ def _duplicates(ports: list[Obj]) -> list[StatusCause]:
         if node_port:
             node_key = (as_str(port.get("protocol")), node_port)
             if node_key in seen_node:
-                out.append(field_duplicate(f"spec.ports[{i}].nodePort", node_port))
+                out.append(duplicate(f"spec.ports[{i}].nodePort", node_port))
             seen_node.add(node_key)
     seen: set[tuple[str, Any]] = set()
     for i, port in enumerate(ports):
         protocol, number = as_str(port.get("protocol")), port.get("port", 0)
         key = (protocol, number if isinstance(number, int) else repr(number))
         if key in seen:
-            out.append(field_duplicate(f"spec.ports[{i}]", GoRepr(
+            out.append(duplicate(f"spec.ports[{i}]", Raw(
                 f'core.ServicePort{{Name:"", Protocol:{go_quote(protocol)}, '
                 f"AppProtocol:(*string)(nil), Port:{as_int(number) or 0}, "
                 'TargetPort:intstr.IntOrString{Type:0, IntVal:0, StrVal:""}, NodePort:0}')))
@@ -325,14 +326,14 @@ def _load_balancer_class(spec: Obj, old_spec: Obj | None) -> list[StatusCause]:
     if old_spec is not None:
         if old_spec.get("type") == spec.get("type") == "LoadBalancer" and \
                 old_spec.get("loadBalancerClass") != value:
-            return [field_invalid(path, value, "may not change once set")]
+            return [invalid(path, value, "may not change once set")]
         return []
     if value is None:
         return []
     if spec.get("type") != "LoadBalancer":
-        return [field_forbidden(path, "may only be used when `type` is 'LoadBalancer'")]
+        return [forbidden(path, "may only be used when `type` is 'LoadBalancer'")]
     text = as_str(value)
-    return [field_invalid(path, text, m) for m in qualified_name_errors(text)]
+    return each(path, text, is_qualified_name(text))
 
 
 def _external_traffic(spec: Obj) -> list[StatusCause]:
@@ -342,18 +343,18 @@ def _external_traffic(spec: Obj) -> list[StatusCause]:
     policy = spec.get("externalTrafficPolicy")
     if not externally_accessible(spec):
         if policy:
-            out.append(field_invalid("spec.externalTrafficPolicy", policy,
-                                     "may only be set for externally-accessible services"))
+            out.append(invalid("spec.externalTrafficPolicy", policy,
+                               "may only be set for externally-accessible services"))
     elif not policy:
-        out.append(field_required("spec.externalTrafficPolicy"))
+        out.append(required("spec.externalTrafficPolicy"))
     elif policy not in TRAFFIC_POLICIES:
-        out.append(field_not_supported("spec.externalTrafficPolicy", policy, TRAFFIC_POLICIES))
+        out.append(not_supported("spec.externalTrafficPolicy", policy, TRAFFIC_POLICIES))
     port = spec.get("healthCheckNodePort")
     if not needs_health_check(spec):
         if port:
-            out.append(field_invalid("spec.healthCheckNodePort", port,
-                                     "may only be set when `type` is 'LoadBalancer' and "
-                                     "`externalTrafficPolicy` is 'Local'"))
+            out.append(invalid("spec.healthCheckNodePort", port,
+                               "may only be set when `type` is 'LoadBalancer' and "
+                               "`externalTrafficPolicy` is 'Local'"))
     elif port:
         out += port_number_errors("spec.healthCheckNodePort", port)
     return out
@@ -363,10 +364,10 @@ def _internal_traffic(spec: Obj) -> list[StatusCause]:
     policy = spec.get("internalTrafficPolicy")
     if policy is None:
         if spec.get("type") in ("NodePort", "LoadBalancer", "ClusterIP"):
-            return [field_required("spec.internalTrafficPolicy")]
+            return [required("spec.internalTrafficPolicy")]
         return []
     if policy not in TRAFFIC_POLICIES:
-        return [field_not_supported("spec.internalTrafficPolicy", policy, TRAFFIC_POLICIES)]
+        return [not_supported("spec.internalTrafficPolicy", policy, TRAFFIC_POLICIES)]
     return []
 
 

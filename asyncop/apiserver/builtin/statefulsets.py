@@ -15,31 +15,29 @@ from __future__ import annotations
 from typing import Any
 
 from asyncop.api import StatusCause
+from asyncop.apiserver.builtin.checks import is_dns1123_label, is_dns1123_subdomain
 from asyncop.apiserver.builtin.fields import (
     Causes,
     Obj,
-    Raw,
     as_dict,
     as_int,
     as_list,
     as_str,
     dns1123_label,
+    each,
     forbidden,
     invalid,
-    is_dns1123_label,
-    is_dns1123_subdomain,
     labels,
     nonnegative,
     not_supported,
     required,
     spec_of,
 )
+from asyncop.apiserver.builtin.gofmt import Raw, go_int_or_string, go_label_selector
 from asyncop.apiserver.builtin.poddefaults import template_defaults
 from asyncop.apiserver.builtin.workloads import (
     always_restart,
-    go_selector,
     int_or_percent,
-    int_or_string,
     not_over_100,
     percent_value,
     selector_parses,
@@ -92,7 +90,7 @@ def _statefulset(obj: Obj, old: Obj | None) -> list[StatusCause]:
     if old is None:  # a StatefulSet's name becomes pods' hostnames: a DNS label
         name = as_str(as_dict(obj.get("metadata")).get("name"))
         if not is_dns1123_subdomain(name):
-            out += [invalid("metadata.name", name, m) for m in is_dns1123_label(name)]
+            out += each("metadata.name", name, is_dns1123_label(name))
     out += _statefulset_spec(spec, new=old is None)
     if old is None:
         return out
@@ -132,7 +130,7 @@ def _statefulset_spec(spec: Obj, *, new: bool) -> Causes:
         template = as_dict(spec.get("template"))
         out += labels(as_dict(template.get("metadata")).get("labels"), "spec.template.labels")
     else:
-        out.append(invalid("spec.selector", go_selector(spec.get("selector")), ""))
+        out.append(invalid("spec.selector", go_label_selector(spec.get("selector")), ""))
     return out + always_restart(spec, "StatefulSet")
 
 
@@ -159,7 +157,7 @@ def _statefulset_strategy(strategy: Obj) -> Causes:
         at = f"{path}.rollingUpdate.maxUnavailable"
         out += int_or_percent(unavailable, at)
         if (percent_value(unavailable) or 0) == 0:
-            out.append(invalid(at, int_or_string(unavailable), "cannot be 0"))
+            out.append(invalid(at, go_int_or_string(unavailable), "cannot be 0"))
         out += not_over_100(unavailable, at)
     return out
 
@@ -168,7 +166,7 @@ def _sts_rolling(rolling: Obj) -> str:
     """`%#v` of the internal apps.RollingUpdateStatefulSetStrategy (a set maxUnavailable is
     a pointer, whose address Go prints; shown as its value here)."""
     unavailable = rolling.get("maxUnavailable")
-    shown = "(*intstr.IntOrString)(nil)" if unavailable is None else int_or_string(unavailable)
+    shown = "(*intstr.IntOrString)(nil)" if unavailable is None else go_int_or_string(unavailable)
     return (f"apps.RollingUpdateStatefulSetStrategy{{Partition:"
             f"{as_int(rolling.get('partition')) or 0}, MaxUnavailable:{shown}}}")
 

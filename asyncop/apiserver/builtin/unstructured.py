@@ -13,7 +13,7 @@ decoder, so its words differ:
   UnmarshalJSON (Quantity, Time, IntOrString) answer their parser's error.
 
 The 422 shows the patch as Go's `%+v` prints the map (`map[spec:map[replicas:2]]`), rendered
-by `go_v`. Invariant: `convert` never raises on any JSON value; it mutates only to drop
+by `gofmt.go_v`. Invariant: `convert` never raises on any JSON value; it mutates only to drop
 unknown fields and nulls and to canonicalise quantities.
 """
 
@@ -22,37 +22,21 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from asyncop.apiserver.builtin import gotypes
 from asyncop.apiserver.builtin.goerrors import (
-    MICRO_LAYOUT,
-    RFC3339_LAYOUT,
     base64_error,
-    quantity_error,
+    json_kind,
     time_error,
 )
-from asyncop.apiserver.builtin.gotypes import (
-    ANY,
-    BOOL,
-    BYTES,
-    FLOAT,
-    INT,
-    INT32,
-    INT64,
-    INT_OR_STRING,
-    LIST,
-    MAP,
-    MICROTIME,
-    QUANTITY,
-    STRING,
-    STRUCT,
-    TIME,
-    Node,
-)
+from asyncop.apiserver.builtin.gofmt import go_v
+from asyncop.apiserver.builtin.gotypes import Node
+from asyncop.apiserver.builtin.quantity import parse_error
 from asyncop.apiserver.builtin.quantityhook import canonical_quantity
 
-__all__ = ["convert", "go_v"]
+__all__ = ["convert"]
 
-_KIND_NAMES = {STRING: "string", BOOL: "bool", INT32: "int32", INT64: "int64", INT: "int",
-               FLOAT: "float64"}
+_KIND_NAMES = {gotypes.STRING: "string", gotypes.BOOL: "bool", gotypes.INT32: "int32",
+               gotypes.INT64: "int64", gotypes.INT: "int", gotypes.FLOAT: "float64"}
 
 
 class _Stop(Exception):
@@ -74,7 +58,8 @@ def _go_kind(value: Any) -> str:
     return "map" if isinstance(value, dict) else "slice"
 
 
-def convert(node: Node, obj: dict[str, Any], *, strict: bool) -> tuple[str | None, list[str]]:
+def convert(node: Node, obj: dict[str, Any], *,
+            strict: bool) -> tuple[str | None, list[str]]:
     """(the converter's error or None, the unknown-field errors, sorted)."""
     unknown: list[str] = []
     try:
@@ -88,7 +73,7 @@ def convert(node: Node, obj: dict[str, Any], *, strict: bool) -> tuple[str | Non
 
 def _value(value: Any, node: Node, path: str, unknown: list[str]) -> Any:
     tag = node[0]
-    if tag == STRUCT:
+    if tag == gotypes.STRUCT:
         if not isinstance(value, dict):
             raise _Stop(f"cannot restore struct from: {_go_kind(value)}")
         fields = node[2]
@@ -103,13 +88,13 @@ def _value(value: Any, node: Node, path: str, unknown: list[str]) -> Any:
             else:
                 value[key] = _value(value[key], sub, child, unknown)
         return value
-    if tag == LIST:
+    if tag == gotypes.LIST:
         if not isinstance(value, list):
             raise _Stop(f"cannot restore slice from {_go_kind(value)}")
         for i, item in enumerate(value):
             value[i] = _element(item, node[2], f"{path}[{i}]", unknown)
         return value
-    if tag == MAP:
+    if tag == gotypes.MAP:
         if not isinstance(value, dict):
             raise _Stop(f"cannot restore map from {_go_kind(value)}")
         for key in list(value):
@@ -121,65 +106,65 @@ def _value(value: Any, node: Node, path: str, unknown: list[str]) -> Any:
 
 def _element(item: Any, node: Node, path: str, unknown: list[str]) -> Any:
     if item is None:
-        return {} if node[0] == STRUCT else None
+        return {} if node[0] == gotypes.STRUCT else None
     return _value(item, node, path, unknown)
 
 
 def _scalar(value: Any, node: Node) -> Any:
     tag, go_type = node[0], node[1]
-    if tag == ANY:
+    if tag == gotypes.ANY:
         return value
-    if tag == BYTES:
+    if tag == gotypes.BYTES:
         if isinstance(value, str):
             error = base64_error(value)
             if error:
                 raise _Stop(f"error decoding from json: {error}")
             return value
         raise _Stop(f"cannot restore slice from {_go_kind(value)}")
-    if tag == QUANTITY:
+    if tag == gotypes.QUANTITY:
         text = value.strip() if isinstance(value, str) else go_v(value)
-        error = quantity_error(text)
+        error = parse_error(text)
         if error:
             raise _Stop(error)
         return canonical_quantity(value)
-    if tag in (TIME, MICROTIME):
+    if tag in (gotypes.TIME, gotypes.MICROTIME):
         if not isinstance(value, str):
-            raise _Stop(f"json: cannot unmarshal {_json_kind(value)} into Go value of type "
+            raise _Stop(f"json: cannot unmarshal {json_kind(value)} into Go value of type "
                         "string")
-        error = time_error(value, RFC3339_LAYOUT if tag == TIME else MICRO_LAYOUT)
+        error = time_error(value, node[2])
         if error:
             raise _Stop(error)
         return value
-    if tag == INT_OR_STRING:
+    if tag == gotypes.INT_OR_STRING:
         if isinstance(value, str):
             return value
         if isinstance(value, bool) or not isinstance(value, int | float):
-            raise _Stop(f"json: cannot unmarshal {_json_kind(value)} into Go value of type "
+            raise _Stop(f"json: cannot unmarshal {json_kind(value)} into Go value of type "
                         "int32")
-        if isinstance(value, float) or not -(1 << 31) <= value < (1 << 31):
+        if isinstance(value, float) or not -gotypes.INT32_LIMIT <= value < gotypes.INT32_LIMIT:
             raise _Stop(f"json: cannot unmarshal number {go_v(value)} into Go value of type "
                         "int32")
         return value
     kind = _KIND_NAMES.get(tag, "string")
     if isinstance(value, bool):
-        if tag == BOOL:
+        if tag == gotypes.BOOL:
             return value
     elif isinstance(value, str):
-        if tag == STRING:
+        if tag == gotypes.STRING:
             return value
     elif isinstance(value, int):
-        if tag in (INT32, INT64, INT):
-            return _wrap(value, 32 if tag == INT32 else 64)
-        if tag == FLOAT:
+        if tag in (gotypes.INT32, gotypes.INT64, gotypes.INT):
+            return _wrap(value, 32 if tag == gotypes.INT32 else 64)
+        if tag == gotypes.FLOAT:
             return value
-        if tag == STRING:
+        if tag == gotypes.STRING:
             raise _Stop(f"cannot convert int64 to {go_type}")
     elif isinstance(value, float):
-        if tag == FLOAT:
+        if tag == gotypes.FLOAT:
             return value
-        if tag in (INT32, INT64, INT):
+        if tag in (gotypes.INT32, gotypes.INT64, gotypes.INT):
             if math.isfinite(value) and value == math.trunc(value):
-                return _wrap(int(value), 32 if tag == INT32 else 64)
+                return _wrap(int(value), 32 if tag == gotypes.INT32 else 64)
             raise _Stop(f"cannot convert float64 to {go_type}")
     raise _Stop(f"unrecognized type: {kind}")
 
@@ -188,52 +173,3 @@ def _wrap(value: int, bits: int) -> int:
     """Go's integer conversion: the low bits, two's complement."""
     half = 1 << (bits - 1)
     return ((value + half) % (1 << bits)) - half
-
-
-def _json_kind(value: Any) -> str:
-    if isinstance(value, bool):
-        return "bool"
-    if isinstance(value, int | float):
-        return "number"
-    return "array" if isinstance(value, list) else "object"
-
-
-def go_v(value: Any) -> str:
-    """Go's `%+v` of a decoded JSON value: `map[a:1 b:[x y]]`, keys sorted, strings bare."""
-    if isinstance(value, dict):
-        return "map[" + " ".join(f"{k}:{go_v(value[k])}" for k in sorted(value)) + "]"
-    if isinstance(value, list):
-        return "[" + " ".join(go_v(v) for v in value) + "]"
-    if value is None:
-        return "<nil>"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, float):
-        return _go_float(value)
-    return str(value)
-
-
-def _go_float(value: float) -> str:
-    """strconv.FormatFloat(f, 'g', -1, 64): shortest digits, exponent below 1e-4 or from 1e6."""
-    if math.isinf(value):
-        return "+Inf" if value > 0 else "-Inf"
-    if math.isnan(value):
-        return "NaN"
-    text = repr(value)
-    mantissa, _, exp_text = text.partition("e")
-    digits = mantissa.replace("-", "").replace(".", "").lstrip("0") or "0"
-    if exp_text:
-        exponent = int(exp_text)
-    else:
-        whole = mantissa.lstrip("-").split(".")[0]
-        exponent = len(whole.lstrip("0")) - 1 if whole.strip("0") else \
-            -(len(mantissa.split(".")[1]) - len(mantissa.split(".")[1].lstrip("0")) + 1)
-    digits = digits.rstrip("0") or "0"
-    sign = "-" if value < 0 else ""
-    if exponent < -4 or exponent >= 6:
-        body = digits[0] + ("." + digits[1:] if len(digits) > 1 else "")
-        return f"{sign}{body}e{'-' if exponent < 0 else '+'}{abs(exponent):02d}"
-    text = repr(abs(value))
-    if "e" in text:
-        text = f"{abs(value):.{max(0, len(digits) - exponent - 1)}f}"
-    return sign + (text[:-2] if text.endswith(".0") else text)

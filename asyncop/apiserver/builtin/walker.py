@@ -34,41 +34,20 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from asyncop.apiserver.builtin import dupkeys
+from asyncop.apiserver.builtin import dupkeys, gotypes
 from asyncop.apiserver.builtin.fastwalk import Slow, count_keys, fast
 from asyncop.apiserver.builtin.goerrors import (
-    MICRO_LAYOUT,
-    RFC3339_LAYOUT,
     base64_error,
-    go_quote,
-    quantity_error,
+    json_kind,
     time_error,
 )
-from asyncop.apiserver.builtin.gotypes import (
-    ANY,
-    BOOL,
-    BYTES,
-    FLOAT,
-    INT,
-    INT32,
-    INT64,
-    INT_OR_STRING,
-    LIST,
-    MAP,
-    MICROTIME,
-    QUANTITY,
-    STRING,
-    STRUCT,
-    TIME,
-    Node,
-)
+from asyncop.apiserver.builtin.gofmt import go_quote
+from asyncop.apiserver.builtin.gotypes import Node
+from asyncop.apiserver.builtin.quantity import parse_error
 from asyncop.apiserver.builtin.quantityhook import canonical_quantity
 
 __all__ = ["Outcome", "canonical_quantity", "decode_value"]
 
-_I32 = 1 << 31
-_I64 = 1 << 63
-_B64_CANONICAL = re.compile(r"(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?")
 _KEY_TOKEN = re.compile(rb'"\s*:')
 _MAX_STRICT = 100
 
@@ -123,7 +102,7 @@ def _plain(value: Any) -> Any:
     if isinstance(value, float):
         return float(value)
     if isinstance(value, int) and not isinstance(value, bool) and \
-            not -_I64 <= value < (1 << 64):
+            not -gotypes.INT64_LIMIT <= value < (1 << 64):
         return float(value)
     return value
 
@@ -147,17 +126,6 @@ class _Returned(Exception):
         self.message = message
 
 
-def _json_kind(value: Any) -> str:
-    """The `Value` of Go's UnmarshalTypeError for a JSON value (numbers without literal)."""
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, bool):
-        return "bool"
-    if isinstance(value, int | float):
-        return "number"
-    return "array" if isinstance(value, list) else "object"
-
-
 def _literal(value: int | float) -> str:
     """A JSON number's text: the literal when the parser kept it (`dupkeys.GoFloat`)."""
     text = getattr(value, "literal", None)
@@ -166,8 +134,9 @@ def _literal(value: int | float) -> str:
     return str(value) if isinstance(value, int) else repr(float(value))
 
 
-_ZERO: dict[int, Any] = {STRING: "", BOOL: False, INT32: 0, INT64: 0, INT: 0, FLOAT: 0,
-                         INT_OR_STRING: 0, QUANTITY: "0"}
+_ZERO: dict[int, Any] = {gotypes.STRING: "", gotypes.BOOL: False, gotypes.INT32: 0,
+                         gotypes.INT64: 0, gotypes.INT: 0, gotypes.FLOAT: 0,
+                         gotypes.INT_OR_STRING: 0, gotypes.QUANTITY: "0"}
 
 
 class _Full:
@@ -219,12 +188,12 @@ class _Full:
     def value(self, value: Any, node: Node) -> Any:
         """Check `value` against `node`; returns the value to keep (maybe converted)."""
         tag = node[0]
-        if tag == STRUCT:
+        if tag == gotypes.STRUCT:
             if isinstance(value, dict):
                 self.struct_fields(value, node)
             else:
-                self.type_error(_json_kind(value), node[1])
-        elif tag == LIST:
+                self.type_error(json_kind(value), node[1])
+        elif tag == gotypes.LIST:
             if isinstance(value, list):
                 item_node = node[2]
                 for i, item in enumerate(value):
@@ -232,8 +201,8 @@ class _Full:
                     value[i] = self.element(item, item_node)
                     self.spath.pop()
             else:
-                self.type_error(_json_kind(value), node[1])
-        elif tag == MAP:
+                self.type_error(json_kind(value), node[1])
+        elif tag == gotypes.MAP:
             if isinstance(value, dict):
                 self.keys += len(value)
                 self.duplicates(value)
@@ -243,8 +212,8 @@ class _Full:
                     value[key] = self.element(value[key], value_node)
                     self.spath.pop()
             else:
-                self.type_error(_json_kind(value), node[1])
-        elif tag == ANY:
+                self.type_error(json_kind(value), node[1])
+        elif tag == gotypes.ANY:
             self.keys += count_keys(value)
         else:
             return self.scalar(value, node)
@@ -254,7 +223,7 @@ class _Full:
         """A list item or map value: `null` is the zero value of its type."""
         if item is None:
             tag = node[0]
-            if tag == STRUCT:
+            if tag == gotypes.STRUCT:
                 return {}
             return _ZERO.get(tag)
         return self.value(item, node)
@@ -288,38 +257,39 @@ class _Full:
 
     def scalar(self, value: Any, node: Node) -> Any:
         tag, go_type = node[0], node[1]
-        if tag == STRING:
+        if tag == gotypes.STRING:
             if not isinstance(value, str):
-                self.type_error(_json_kind(value), go_type)
-        elif tag == BOOL:
+                self.type_error(json_kind(value), go_type)
+        elif tag == gotypes.BOOL:
             if not isinstance(value, bool):
-                self.type_error(_json_kind(value), go_type)
-        elif tag in (INT32, INT64, INT):
-            self.integer(value, go_type, _I32 if tag == INT32 else _I64)
-        elif tag == FLOAT:
+                self.type_error(json_kind(value), go_type)
+        elif tag in (gotypes.INT32, gotypes.INT64, gotypes.INT):
+            limit = gotypes.INT32_LIMIT if tag == gotypes.INT32 else gotypes.INT64_LIMIT
+            self.integer(value, go_type, limit)
+        elif tag == gotypes.FLOAT:
             if isinstance(value, bool) or not isinstance(value, int | float):
-                self.type_error(_json_kind(value), go_type)
-        elif tag == BYTES:
+                self.type_error(json_kind(value), go_type)
+        elif tag == gotypes.BYTES:
             return self.bytes(value, go_type)
-        elif tag == TIME or tag == MICROTIME:
+        elif tag == gotypes.TIME or tag == gotypes.MICROTIME:
             if not isinstance(value, str):  # Time's UnmarshalJSON: json.Unmarshal to string
-                raise _Returned(self.type_text(_json_kind(value), "string"))
-            error = time_error(value, RFC3339_LAYOUT if tag == TIME else MICRO_LAYOUT)
+                raise _Returned(self.type_text(json_kind(value), "string"))
+            error = time_error(value, node[2])
             if error:
                 raise _Returned(error)
-        elif tag == QUANTITY:
+        elif tag == gotypes.QUANTITY:
             return self.quantity(value)
-        elif tag == INT_OR_STRING and not isinstance(value, str):
+        elif tag == gotypes.INT_OR_STRING and not isinstance(value, str):
             # IntOrString's UnmarshalJSON: anything but a string is json.Unmarshal'd to int32
             if isinstance(value, bool) or not isinstance(value, int | float):
-                raise _Returned(self.type_text(_json_kind(value), "int32"))
-            if isinstance(value, float) or not -_I32 <= value < _I32:
+                raise _Returned(self.type_text(json_kind(value), "int32"))
+            if isinstance(value, float) or not -gotypes.INT32_LIMIT <= value < gotypes.INT32_LIMIT:
                 raise _Returned(self.type_text(f"number {_literal(value)}", "int32"))
         return value
 
     def integer(self, value: Any, go_type: str, bound: int) -> None:
         if isinstance(value, bool) or not isinstance(value, int | float):
-            self.type_error(_json_kind(value), go_type)
+            self.type_error(json_kind(value), go_type)
         elif isinstance(value, float) or not -bound <= value < bound:
             self.type_error(f"number {_literal(value)}", go_type,
                             is_float=isinstance(value, float))
@@ -338,9 +308,9 @@ class _Full:
                 elif isinstance(item, int | float) and not isinstance(item, bool):
                     self.type_error(f"number {_literal(item)}", "uint8")
                 else:
-                    self.type_error(_json_kind(item), "uint8")
+                    self.type_error(json_kind(item), "uint8")
             return base64.b64encode(bytes(out)).decode()
-        self.type_error(_json_kind(value), go_type)
+        self.type_error(json_kind(value), go_type)
         return value
 
     def quantity(self, value: Any) -> Any:
@@ -350,7 +320,7 @@ class _Full:
             text = _literal(value)
         else:  # Quantity's UnmarshalJSON parses the raw JSON text
             text = json.dumps(value, separators=(",", ":"))
-        error = quantity_error(text)
+        error = parse_error(text)
         if error:
             raise _Returned(error)
         return canonical_quantity(value)

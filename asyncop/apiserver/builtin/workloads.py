@@ -16,23 +16,22 @@ from __future__ import annotations
 from typing import Any
 
 from asyncop.api import StatusCause
-from asyncop.apiserver.builtin.fields import (
+from asyncop.apiserver.builtin.checks import (
     IMMUTABLE_MSG,
+    is_label_value,
+    is_qualified_name,
+    is_valid_percent,
+)
+from asyncop.apiserver.builtin.fields import (
     Causes,
     Obj,
-    Raw,
     as_dict,
     as_int,
     as_list,
     as_str,
+    each,
     forbidden,
-    go_label_selector,
-    go_quote,
-    go_string_map,
     invalid,
-    is_label_value,
-    is_qualified_name,
-    is_valid_percent,
     label_selector,
     nonnegative,
     not_supported,
@@ -41,6 +40,7 @@ from asyncop.apiserver.builtin.fields import (
     selector_matches,
     spec_of,
 )
+from asyncop.apiserver.builtin.gofmt import Raw, go_int_or_string, go_label_selector, go_string_map
 from asyncop.apiserver.builtin.poddefaults import template_defaults
 from asyncop.apiserver.builtin.podspec import pod_template
 
@@ -87,11 +87,6 @@ def _daemonset_defaults(obj: Obj, old: Obj | None) -> None:
 
 # --- shared rules ------------------------------------------------------------------------------
 
-def go_selector(selector: Any) -> Raw:
-    """A *metav1.LabelSelector as a field error prints it (its generated String())."""
-    return go_label_selector(selector)
-
-
 def selector_parses(selector: Any) -> bool:
     """Whether metav1.LabelSelectorAsSelector accepts the selector (else kube skips the
     template checks and reports the selector)."""
@@ -123,7 +118,7 @@ def selector_rules(spec: Obj, kind: str) -> Causes:
         return [required("spec.selector")]
     out = label_selector(selector, "spec.selector")
     if selector_is_empty(selector):
-        out.append(invalid("spec.selector", go_selector(selector),
+        out.append(invalid("spec.selector", go_label_selector(selector),
                            f"empty selector is invalid for {kind}"))
     return out
 
@@ -162,7 +157,7 @@ def _replica_set_spec(spec: Obj, kind: str) -> Causes:
         out += pod_template(spec.get("template"), "spec.template")
         out += always_restart(spec, "ReplicaSet")
     else:
-        out.append(invalid("spec.selector", go_selector(spec.get("selector")),
+        out.append(invalid("spec.selector", go_label_selector(spec.get("selector")),
                            "invalid label selector"))
     return out
 
@@ -172,7 +167,7 @@ def _immutableselector_rules(spec: Obj, old: Obj | None) -> Causes:
         return []
     old_selector = as_dict(old.get("spec")).get("selector")
     if old_selector != spec.get("selector"):
-        return [invalid("spec.selector", go_selector(spec.get("selector")), IMMUTABLE_MSG)]
+        return [invalid("spec.selector", go_label_selector(spec.get("selector")), IMMUTABLE_MSG)]
     return []
 
 
@@ -184,25 +179,19 @@ def percent_value(value: Any) -> int | None:
 
 
 def int_or_percent(value: Any, path: str) -> Causes:
-    """ValidatePositiveIntOrPercent."""
+    """ValidatePositiveIntOrPercent (an absent value is the internal type's zero, 0)."""
     if isinstance(value, str):
-        return [invalid(path, int_or_string(value), m) for m in is_valid_percent(value)]
-    return nonnegative(value, path)
+        return each(path, go_int_or_string(value), is_valid_percent(value))
+    if value is None or as_int(value) is not None:
+        return nonnegative(value, path)
+    return [invalid(path, go_int_or_string(value), "must be an integer or percentage (e.g '5%')")]
 
 
 def not_over_100(value: Any, path: str) -> Causes:
     """IsNotMoreThan100Percent."""
     if isinstance(value, str) and not is_valid_percent(value) and int(value[:-1]) > 100:
-        return [invalid(path, int_or_string(value), "must not be greater than 100%")]
+        return [invalid(path, go_int_or_string(value), "must not be greater than 100%")]
     return []
-
-
-def int_or_string(value: Any) -> Raw:
-    """An intstr.IntOrString as field errors print it: `%#v` (its String() belongs to the
-    pointer), e.g. `intstr.IntOrString{Type:1, IntVal:0, StrVal:"25%"}`."""
-    if isinstance(value, str):
-        return Raw(f"intstr.IntOrString{{Type:1, IntVal:0, StrVal:{go_quote(value)}}}")
-    return Raw(f'intstr.IntOrString{{Type:0, IntVal:{as_int(value) or 0}, StrVal:""}}')
 
 
 # --- Deployment, ReplicaSet --------------------------------------------------------------------
@@ -222,8 +211,8 @@ def _deployment_strategy(strategy: Obj) -> Causes:
         out = int_or_percent(unavailable, f"{path}.rollingUpdate.maxUnavailable")
         out += int_or_percent(surge, f"{path}.rollingUpdate.maxSurge")
         if (percent_value(unavailable) or 0) == 0 and (percent_value(surge) or 0) == 0:
-            out.append(invalid(f"{path}.rollingUpdate.maxUnavailable", int_or_string(unavailable),
-                               "may not be 0 when `maxSurge` is 0"))
+            out.append(invalid(f"{path}.rollingUpdate.maxUnavailable",
+                               go_int_or_string(unavailable), "may not be 0 when `maxSurge` is 0"))
         return out + not_over_100(unavailable, f"{path}.rollingUpdate.maxUnavailable")
     shown = Raw(f'apps.DeploymentStrategy{{Type:"{kind}", RollingUpdate:'
                 f'(*apps.RollingUpdateDeployment)(nil)}}')
@@ -264,7 +253,7 @@ def _daemonset(obj: Obj, old: Obj | None) -> list[StatusCause]:
     if selector_parses(selector):
         out += template_labels_match(spec)
     if isinstance(selector, dict) and selector_is_empty(selector):
-        out.append(invalid("spec.selector", go_selector(selector),
+        out.append(invalid("spec.selector", go_label_selector(selector),
                            "empty selector is invalid for daemonset"))
     out += pod_template(spec.get("template"), "spec.template")
     out += always_restart(spec, "DaemonSet")
@@ -295,7 +284,7 @@ def _daemonset_strategy(strategy: Obj) -> Causes:
     has_unavailable = (percent_value(unavailable) or 0) != 0
     has_surge = (percent_value(surge) or 0) != 0
     if has_unavailable and has_surge:
-        out.append(invalid(f"{path}.maxSurge", int_or_string(surge),
+        out.append(invalid(f"{path}.maxSurge", go_int_or_string(surge),
                            "may not be set when maxUnavailable is non-zero"))
     elif not has_unavailable and not has_surge:
         out.append(required(f"{path}.maxUnavailable", "cannot be 0 when maxSurge is 0"))

@@ -18,7 +18,7 @@ from typing import Any
 
 from asyncop.apiserver.builtin import applycheck, dupkeys, unstructured
 from asyncop.apiserver.builtin.decode import decode_patched, kind_node, patch_invalid
-from asyncop.apiserver.builtin.goerrors import go_quote
+from asyncop.apiserver.builtin.gofmt import go_quote, go_v
 from asyncop.apiserver.core import errors
 from asyncop.apiserver.core.resources import ResourceType
 from asyncop.apiserver.http import bodylimits
@@ -155,11 +155,11 @@ def decode_result(rt: ResourceType, result: dict[str, Any], patch: Any, content_
     strict = validation != "Ignore"
     error, unknown = unstructured.convert(node, result, strict=strict)
     if error is not None:
-        raise patch_invalid(unstructured.go_v(patch), error)
+        raise patch_invalid(go_v(patch), error)
     found = [*patch_errors, *unknown]
     if found:
         if validation == "Strict":
-            raise patch_invalid(unstructured.go_v(patch),
+            raise patch_invalid(go_v(patch),
                                 "strict decoding error: " + ", ".join(found))
         warnings.extend(found)
     return result

@@ -37,13 +37,8 @@ from typing import Any, Generic, TypeVar
 
 from asyncop.api import ApiError, Invalid, ServerError, StatusCause, status_body
 from asyncop.apiserver.builtin import serviceips
-from asyncop.apiserver.builtin.fieldkit import (
-    as_dict,
-    as_int,
-    as_list,
-    field_invalid,
-    parse_ip,
-)
+from asyncop.apiserver.builtin.fields import as_dict, as_int, as_list, invalid
+from asyncop.apiserver.builtin.netutils import parse_ip
 from asyncop.apiserver.builtin.serviceips import cluster_ips, ip_families, ips_value
 from asyncop.apiserver.core.resources import ResourceType
 from asyncop.apiserver.simulators.base import Obj, SimStore, name_of, ns_of
@@ -218,14 +213,14 @@ class ServiceAllocator:
             for key, what in (("clusterIPs", "cluster IP"), ("ipFamilies", "IP family")):
                 new = as_list(spec.get(key))
                 if new and len(new) < len(as_list(old_spec.get(key))):
-                    out.append(field_invalid(path, policy, f"must be 'SingleStack' to release "
-                                                           f"the secondary {what}"))
+                    out.append(invalid(path, policy, f"must be 'SingleStack' to release "
+                                                     f"the secondary {what}"))
         if policy == "SingleStack":
             for key, what in (("clusterIPs", "cluster IPs"), ("ipFamilies", "IP families")):
                 if len(as_list(spec.get(key))) == 2:
-                    out.append(field_invalid(path, policy, "must be 'RequireDualStack' or "
-                                             f"'PreferDualStack' when multiple {what} are "
-                                             "specified"))
+                    out.append(invalid(path, policy, "must be 'RequireDualStack' or "
+                                       f"'PreferDualStack' when multiple {what} are "
+                                       "specified"))
         families = ip_families(spec)
         for i, ip in enumerate(cluster_ips(spec)):
             if ip == "None":
@@ -234,8 +229,8 @@ class ServiceAllocator:
                 parsed = parse_ip(ip)  # valid: checked by the step before
                 family = f"IPv{parsed.version if parsed is not None else 4}"
                 if family != self.family:
-                    out.append(field_invalid(f"spec.clusterIPs[{i}]", ips_value(spec),
-                                             f"{family} is not configured on this cluster"))
+                    out.append(invalid(f"spec.clusterIPs[{i}]", ips_value(spec),
+                                       f"{family} is not configured on this cluster"))
                 else:
                     families.append(family)
         if out:
@@ -247,9 +242,9 @@ class ServiceAllocator:
             spec["ipFamilies"] = families
             return []
         if policy == "RequireDualStack":
-            out.append(field_invalid(path, policy,
-                                     "this cluster is not configured for dual-stack services"))
-        out += [field_invalid(f"spec.ipFamilies[{i}]", family, "not configured on this cluster")
+            out.append(invalid(path, policy,
+                               "this cluster is not configured for dual-stack services"))
+        out += [invalid(f"spec.ipFamilies[{i}]", family, "not configured on this cluster")
                 for i, family in enumerate(families) if family != self.family]
         if not out:
             spec["ipFamilies"] = families or [self.family]
@@ -269,8 +264,8 @@ class ServiceAllocator:
         if requested:
             problem = self._check_ip(requested, used)
             if problem:
-                return [field_invalid("spec.clusterIPs", ips_value(spec),
-                                      f"failed to allocate IP {requested}: {problem}")]
+                return [invalid("spec.clusterIPs", ips_value(spec),
+                                f"failed to allocate IP {requested}: {problem}")]
             ip = requested
         else:
             ip = self._allocate_ip(used)
@@ -310,8 +305,8 @@ class ServiceAllocator:
         for i, port in enumerate(ports):
             requested = port.get("nodePort")
             if requested and as_int(requested) is None:  # a wrong shape: out of any range
-                return [field_invalid(f"spec.ports[{i}].nodePort", requested,
-                                      self._check_port(requested, taken) or "")]
+                return [invalid(f"spec.ports[{i}].nodePort", requested,
+                                self._check_port(requested, taken) or "")]
             number = as_int(port.get("port"))
             if not requested and old_spec is None:
                 requested = by_port.get(number) or next(
@@ -324,7 +319,7 @@ class ServiceAllocator:
                 if requested not in kept and not (shared and requested in taken.picked):
                     problem = self._check_port(requested, taken)
                     if problem:
-                        return [field_invalid(f"spec.ports[{i}].nodePort", requested, problem)]
+                        return [invalid(f"spec.ports[{i}].nodePort", requested, problem)]
                     taken.add(requested)
                 port["nodePort"] = requested
             else:
@@ -344,9 +339,9 @@ class ServiceAllocator:
             return []
         problem = self._check_port(requested, taken)
         if problem:
-            return [field_invalid("spec.healthCheckNodePort", requested,
-                                  f"failed to allocate requested HealthCheck NodePort "
-                                  f"{requested}: {problem}")]
+            return [invalid("spec.healthCheckNodePort", requested,
+                            f"failed to allocate requested HealthCheck NodePort "
+                            f"{requested}: {problem}")]
         taken.add(requested)
         return []
 
