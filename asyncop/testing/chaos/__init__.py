@@ -13,7 +13,7 @@ scenario = Scenario(
 )
 
 async def test_chaos() -> None:
-    await run_soak(scenario, seed=7, seconds=30)        # raises SoakFailed naming violations
+    await run_soak(scenario, seed=7, seconds=60)        # raises SoakFailed naming violations
 ```
 
 `asyncop soak path/to/that_file.py --minutes 10 --seed 7` runs the same scenario for longer

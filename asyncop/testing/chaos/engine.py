@@ -381,13 +381,14 @@ def _resources(samples: list[Sample], before: int, after: int) -> dict[str, Any]
     return out
 
 
-async def run_soak(scenario: Scenario, *, seed: int = 1, seconds: float = 30.0,
+async def run_soak(scenario: Scenario, *, seed: int = 1, seconds: float = 60.0,
                    rate: float = 8.0, replicas: int = 3, sharded: bool | None = False,
                    faults: Mapping[str, float] | None = None, fault_every: float = 5.0,
                    converge_within: float = 60.0, workers: int | None = 2) -> Report:
     """The short variant, for a pytest test: `seconds` of virtual time at `rate` virtual
-    seconds per real second (30 s at 8x: about 4 real seconds, plus convergence), a fault
-    every `fault_every` seconds on average. Returns the Report; raises `SoakFailed` (an
+    seconds per real second (60 s at 8x: about 8 real seconds, less where clock jumps skip
+    ahead, plus convergence), a fault every `fault_every` seconds on average (every fault
+    kind about once in 60 s). Returns the Report; raises `SoakFailed` (an
     AssertionError naming every violation and the seed) if any invariant failed."""
     config = SoakConfig(seed=seed, seconds=seconds, rate=rate, replicas=replicas,
                         sharded=sharded,

@@ -30,25 +30,41 @@ def _lower(kind: KindLike) -> str:
 
 
 def created_at_most(owner: KindLike, child: KindLike, n: int = 1, *,
-                    name: str | None = None) -> Tracked:
-    """At most `n` objects of `child` are ever created with one `owner` as controller."""
+                    after_deletion: bool = False, name: str | None = None) -> Tracked:
+    """At most `n` objects of `child` are ever created with one `owner` as controller.
+
+    A child created once its owner is deleted (or being deleted) does not count unless
+    `after_deletion`: a replica whose cache has not seen the deletion yet may still act on
+    the owner, as in any cluster, and the garbage collector removes such a child at once.
+    Count it when even that one creation matters (a job that must never run twice)."""
     if n < 0:
         raise ValueError("n must not be negative")
     owner_gr, child_gr = gr(owner), gr(child)
     default = f"at-most-{n}-{_lower(child)}-created-per-{_lower(owner)}"
 
     class _Created(Tracker):
+        def __init__(self) -> None:
+            self.counts: Counter[str] = Counter()
+            self.deleted: set[str] = set()
+
         def observe(self, change: Change, history: History) -> Iterable[str]:
+            if (change.kind.group, change.kind.plural) == owner_gr:
+                if change.type == "DELETED" or change.obj.get("metadata", {}).get(
+                        "deletionTimestamp"):
+                    self.deleted.add(change.uid)
+                return ()
             if change.type != "ADDED" or (change.kind.group, change.kind.plural) != child_gr:
                 return ()
             uid = change.owner_uid
             ref = history.ref(uid) if uid is not None else None
             if uid is None or ref is None or (ref.group, ref.plural) != owner_gr:
                 return ()
-            count = history.children_created(uid, child)
-            if count <= n:
+            if uid in self.deleted and not after_deletion:
                 return ()
-            return [f"{ref}: {count} {kind_of(child).plural} created "
+            self.counts[uid] += 1
+            if self.counts[uid] <= n:
+                return ()
+            return [f"{ref}: {self.counts[uid]} {kind_of(child).plural} created "
                     f"({change.ref.name} the last), at most {n}"]
 
     return Tracked(name or default, _Created)
@@ -82,7 +98,7 @@ def expected_children(owner: KindLike,
 
     def check(snap: Snapshot, history: History) -> Iterable[str]:
         owners = {str(o.get("metadata", {}).get("uid")): o for o in snap.live(owner)}
-        for uid, by_kind in snap.owned().items():
+        for uid, by_kind in sorted(snap.owned().items()):
             mine = {k: v for k, v in by_kind.items() if k in kind_grs and v}
             if not mine:
                 continue

@@ -250,7 +250,7 @@ def invariants() -> list[Invariant]:
         Converges("jinghzhu-converges", JINGHZHU, jinghzhu_converged),
         Converges("network-converges", NETWORK, network_converged),
         Converges("at-converges", AT, at_converged),
-        created_at_most(AT, POD, 1, name="at-most-one-pod-per-at"),
+        created_at_most(AT, POD, 1, after_deletion=True, name="at-most-one-pod-per-at"),
         Tracked("no-pod-before-its-schedule", AtNeverEarly),
         Tracked("jinghzhu-workers-bounded", JinghzhuWorkers),
         Tracked("ats-run-exactly-once", AtsRunExactlyOnce),
