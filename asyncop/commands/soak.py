@@ -184,9 +184,8 @@ async def soak_command(args: argparse.Namespace) -> int:
 
 def _flag(message: str) -> str:
     """SoakConfig's field names as the command's flags."""
-    for field, flag in (("seconds", "--minutes"), ("rate", "--rate"),
-                        ("replicas", "--replicas"), ("shards", "--shards"),
-                        ("fault_every", "--fault-every"),
+    for field, flag in (("rate", "--rate"), ("replicas", "--replicas"),
+                        ("shards", "--shards"), ("fault_every", "--fault-every"),
                         ("converge_within", "--converge-within"), ("workers", "--workers")):
         message = message.replace(f"SoakConfig.{field} ", f"{flag} ")
     return message

@@ -239,10 +239,11 @@ def test_soak_config_and_workload_refuse_bad_values() -> None:
     cases: list[tuple[dict[str, Any], str]] = [
         ({"faults": {"nope": 1}}, "unknown fault kind 'nope'"),
         ({"faults": {"cut": -1}}, "fault cut: the weight must be"),
-        ({"rate": 0}, "SoakConfig.rate is out of range: 0"),
-        ({"replicas": 0}, "SoakConfig.replicas is out of range"),
-        ({"shards": 5000}, "SoakConfig.shards is out of range"),
-        ({"workers": 0}, "SoakConfig.workers is out of range")]
+        ({"rate": 0}, "SoakConfig.rate must be positive, not 0"),
+        ({"replicas": 0}, "SoakConfig.replicas must be at least 1, not 0"),
+        ({"shards": 5000}, "SoakConfig.shards must be between 1 and 4096, not 5000"),
+        ({"workers": 0}, "SoakConfig.workers must be at least 1, not 0"),
+        ({"seconds": -1}, "SoakConfig.seconds must be a number >= 0, not -1")]
     for bad, message in cases:
         with pytest.raises(ValueError, match=message):
             SoakConfig(**bad)

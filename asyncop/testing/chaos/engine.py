@@ -94,14 +94,17 @@ class SoakConfig:
             if not (isinstance(weight, int | float) and math.isfinite(weight) and weight >= 0):
                 raise ValueError(f"fault {name}: the weight must be a number >= 0, "
                                  f"not {weight!r}")
-        checks = {"seconds": self.seconds >= 0, "rate": self.rate > 0,
-                  "replicas": self.replicas >= 1, "shards": 1 <= self.shards <= 4096,
-                  "fault_every": self.fault_every > 0,
-                  "converge_within": self.converge_within > 0,
-                  "workers": self.workers is None or self.workers >= 1}
-        for name, ok in checks.items():
+        checks = {"seconds": (self.seconds >= 0, "a number >= 0"),
+                  "rate": (self.rate > 0, "positive"),
+                  "replicas": (self.replicas >= 1, "at least 1"),
+                  "shards": (1 <= self.shards <= 4096, "between 1 and 4096"),
+                  "fault_every": (self.fault_every > 0, "positive"),
+                  "converge_within": (self.converge_within > 0, "positive"),
+                  "workers": (self.workers is None or self.workers >= 1, "at least 1")}
+        for name, (ok, what) in checks.items():
             if not ok:
-                raise ValueError(f"SoakConfig.{name} is out of range: {getattr(self, name)!r}")
+                raise ValueError(f"SoakConfig.{name} must be {what}, not "
+                                 f"{getattr(self, name)!r}")
 
 
 def followed_kinds(found: Inspection, scenario: Scenario) -> dict[GR, Kind]:
