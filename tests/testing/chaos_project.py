@@ -2,7 +2,8 @@
 
 `asyncop init --name memcached-operator` + `asyncop create api --kind Memcached` give the
 layout; these texts replace the model and the controller (a Deployment of spec.size pods per
-Memcached) and add a scenario next to the tests (`tests/chaos_memcached.py`). `BROKEN` is
+Memcached) and add a scenario next to the tests (`tests/test_chaos_memcached.py`, the example of
+docs/soak.md, read from there so that the documented scenario is the one tested). `BROKEN` is
 the controller with the classic bug: it remembers its child in its status and, when that
 status write fails (a 409 because the object changed meanwhile, an injected 5xx), the retry
 creates a second child. `write(root)` writes the package alone (for in-process tests).
@@ -52,8 +53,18 @@ _CONTROLLER_HEAD = '''"""memcached: a Deployment of spec.size pods per Memcached
 
 from __future__ import annotations
 
-from asyncop import Cache, Client, Controller, Manager, PolicyRule, RawObject, Request, Result
-from asyncop import for_, owns
+from asyncop import (
+    Cache,
+    Client,
+    Controller,
+    Manager,
+    PolicyRule,
+    RawObject,
+    Request,
+    Result,
+    for_,
+    owns,
+)
 from asyncop.api import AlreadyExists, deep_copy, owner_reference
 from asyncop.api.kinds import DEPLOYMENT
 
@@ -65,16 +76,21 @@ RBAC_RULES = (
 )
 
 
-def deployment(mc: Memcached, **name: str) -> RawObject:
+def deployment(mc: Memcached, *, name: str = "", generate_name: str = "") -> RawObject:
     labels = {"cache.example.com/memcached": mc.metadata.name or ""}
-    return {
+    body: RawObject = {
         "apiVersion": "apps/v1", "kind": "Deployment",
-        "metadata": {**name, "namespace": mc.metadata.namespace or "default",
+        "metadata": {"namespace": mc.metadata.namespace or "default",
                      "labels": labels, "ownerReferences": [owner_reference(mc.raw)]},
         "spec": {"replicas": mc.spec.size, "selector": {"matchLabels": labels},
                  "template": {"metadata": {"labels": labels}, "spec": {"containers": [
                      {"name": "memcached", "image": "memcached:1.6-alpine"}]}}},
     }
+    if name:
+        body["metadata"]["name"] = name
+    else:
+        body["metadata"]["generateName"] = generate_name
+    return body
 
 
 class MemcachedReconciler:
@@ -116,7 +132,7 @@ CONTROLLER = _CONTROLLER_HEAD + '''
         return Result()
 ''' + _CONTROLLER_TAIL
 
-BROKEN = _CONTROLLER_HEAD + '''
+BROKEN = _CONTROLLER_HEAD.replace("AlreadyExists, ", "") + '''
     async def reconcile(self, req: Request) -> Result:
         mc = Memcached.from_cache(self.cache, req)
         if mc is None:
@@ -124,7 +140,7 @@ BROKEN = _CONTROLLER_HEAD + '''
         child = mc.status.child if mc.status is not None else None
         if child is None:  # the bug: the child is only known once the status says so
             made = await self.client.create(
-                DEPLOYMENT, deployment(mc, generateName=f"{req.name}-"))
+                DEPLOYMENT, deployment(mc, generate_name=f"{req.name}-"))
             child = made["metadata"]["name"]
         await self.scale(mc, child, req.namespace)
         status = MemcachedStatus(child=child, observed_generation=mc.metadata.generation)
@@ -146,70 +162,18 @@ operator = Operator(
 )
 '''
 
-SCENARIO = '''"""Chaos for the memcached operator: what must hold while it runs under faults."""
-
-from __future__ import annotations
-
-from asyncop.api.kinds import DEPLOYMENT
-from asyncop.testing.chaos import (
-    Converges,
-    Obj,
-    Scenario,
-    Snapshot,
-    Workload,
-    World,
-    created_at_most,
-)
-
-from memcached_operator.api.v1alpha1.memcached import Memcached
-from memcached_operator.operator import operator
+DOCS = Path(__file__).resolve().parents[2] / "docs" / "soak.md"
 
 
-def memcached(name: str, size: int) -> Obj:
-    return {"apiVersion": Memcached.KIND.api_version, "kind": "Memcached",
-            "metadata": {"name": name}, "spec": {"size": size}}
+def _docs_example() -> str:
+    """The scenario docs/soak.md shows (between its chaos-example markers): it runs here."""
+    text = DOCS.read_text(encoding="utf-8")
+    start, end = "<!-- chaos-example:start -->", "<!-- chaos-example:end -->"
+    block = text[text.index(start):text.index(end)]
+    return block.split("```python\n", 1)[1].rsplit("```", 1)[0]
 
 
-def has_its_deployment(mc: Obj, snap: Snapshot) -> str | None:
-    """Every Memcached has one Deployment with spec.size replicas, and says so."""
-    deployments = snap.children(mc, DEPLOYMENT)
-    if len(deployments) != 1:
-        return f"{len(deployments)} deployments"
-    if deployments[0]["spec"]["replicas"] != mc["spec"]["size"]:
-        return f"{deployments[0]['spec']['replicas']} replicas, size {mc['spec']['size']}"
-    if (mc.get("status") or {}).get("observedGeneration") != mc["metadata"]["generation"]:
-        return "generation not observed"
-    return None
-
-
-async def populate(world: World) -> None:
-    for i in range(4):
-        await world.create(memcached(f"mc-{i}", world.rng.randint(0, 3)))
-
-
-async def resize(world: World) -> None:
-    size = world.rng.randint(0, 3)
-
-    def put(obj: Obj) -> None:
-        obj["spec"]["size"] = size
-    await world.update(Memcached, world.rng.choice(world.names(Memcached)), put)
-
-
-async def churn(world: World) -> None:
-    await world.delete(Memcached, world.rng.choice(world.names(Memcached)))
-    await world.create(memcached(f"mc-{world.rng.randrange(10**6)}", world.rng.randint(0, 3)))
-
-
-scenario = Scenario(
-    operator=operator,
-    workload=Workload(populate=populate, ops={"resize": resize, "churn": churn},
-                      weights={"resize": 3}, per_second=2.0),
-    invariants=[
-        Converges("memcached-has-its-deployment", Memcached, has_its_deployment),
-        created_at_most(Memcached, DEPLOYMENT, 1),
-    ],
-)
-'''
+SCENARIO = _docs_example()
 
 CAUGHT = "at-most-1-deployment-created-per-memcached"
 """The invariant the broken controller violates."""
@@ -226,6 +190,6 @@ def write(root: Path, *, broken: bool = False) -> Path:
     (pkg / "controllers" / "memcached.py").write_text(BROKEN if broken else CONTROLLER)
     (pkg / "operator.py").write_text(OPERATOR)
     (root / "tests").mkdir(exist_ok=True)
-    scenario = root / "tests" / "chaos_memcached.py"
+    scenario = root / "tests" / "test_chaos_memcached.py"
     scenario.write_text(SCENARIO)
     return scenario

@@ -62,21 +62,21 @@ async def test_a_scaffolded_operator_passes_and_its_broken_twin_is_caught(tmp_pa
     (pkg / "api" / "v1alpha1" / "memcached.py").write_text(MODEL)
     controller = pkg / "controllers" / "memcached.py"
     controller.write_text(CONTROLLER)
-    (project / "tests" / "chaos_memcached.py").write_text(USER_SCENARIO)
+    (project / "tests" / "test_chaos_memcached.py").write_text(USER_SCENARIO)
 
-    code, out, err = await sh(project, "asyncop", "soak", "tests/chaos_memcached.py", *SHORT)
+    code, out, err = await sh(project, "asyncop", "soak", "tests/test_chaos_memcached.py", *SHORT)
     good = one_json_line(out)
     assert code == 0, (good, err)
     assert good["ok"] is True and good["violations"] == [] and good["violation_count"] == 0
     assert good["soak"] == "memcached-operator" and good["seed"] == 3
     assert good["objects_created"]["deployments"] >= 4 and good["reconciles"] > 20
     assert good["faults_total"] >= 8
-    assert good["reproduce"] == ("asyncop soak tests/chaos_memcached.py --minutes 1 --seed 3 "
+    assert good["reproduce"] == ("asyncop soak tests/test_chaos_memcached.py --minutes 1 --seed 3 "
                                  "--replicas 3 --rate 8 --fault-every 5 --converge-within 60 "
                                  "--workers 2")
 
     controller.write_text(BROKEN)
-    code, out, err = await sh(project, "asyncop", "soak", "tests/chaos_memcached.py", *SHORT)
+    code, out, err = await sh(project, "asyncop", "soak", "tests/test_chaos_memcached.py", *SHORT)
     bad = one_json_line(out)
     assert code == 1, (bad, err)
     assert bad["ok"] is False and bad["seed"] == 3 and CAUGHT in bad["violated"]
