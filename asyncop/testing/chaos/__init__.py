@@ -28,13 +28,14 @@ and memory growth, no task left once the replicas stop. docs/soak.md is the guid
 
 Modules: `scenario` (Scenario), `world` (Workload, World), `invariants` (the four kinds),
 `rules` (ready-made invariants), `facts` (Snapshot, History, Change), `samples` (a workload
-from sample YAML), `engine` (soak, SoakConfig, run_soak), `report` (Report, SoakFailed),
+from sample YAML), `engine` (soak, run_soak), `config` (SoakConfig), `report` (Report, SoakFailed),
 `faults`, `replicas`, `links`, `clock`, `health`, `checks` (the machinery), `bundled` (the
 bundled six operators' scenario, a worked example). Nothing in the asyncop package imports
 this one except the `asyncop soak` command.
 """
 
-from asyncop.testing.chaos.engine import SoakConfig, run_soak, soak
+from asyncop.testing.chaos.config import SoakConfig
+from asyncop.testing.chaos.engine import run_soak, soak
 from asyncop.testing.chaos.facts import Change, History, KindLike, Obj, Ref, Snapshot
 from asyncop.testing.chaos.faults import FAULT_KINDS
 from asyncop.testing.chaos.invariants import (

@@ -104,6 +104,8 @@ class Checker:
             elif ref in looked and ref not in wrong:
                 self.latencies.append(now - when)
                 self._measured[ref] = when
+        if len(self._measured) > 2 * len(changed) + 100:  # forget objects no longer wanted
+            self._measured = {r: t for r, t in self._measured.items() if r in changed}
         for key in [k for k in self._since if k not in problems]:
             del self._since[key]
         within = {i.name: i.within for i in self.converges if i.within is not None}

@@ -24,12 +24,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import math
 import random
 import time
 from collections import Counter
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
@@ -39,6 +37,7 @@ from asyncop.apiserver import ApiServer
 from asyncop.operator.inspect import Inspection, inspect
 from asyncop.testing.chaos.checks import Checker
 from asyncop.testing.chaos.clock import PacedClock, Pacer
+from asyncop.testing.chaos.config import SoakConfig
 from asyncop.testing.chaos.facts import EVENT_GR, GR, Change, History, Obj
 from asyncop.testing.chaos.faults import FAULT_KINDS, Chaos, schedule
 from asyncop.testing.chaos.health import (
@@ -63,48 +62,6 @@ from asyncop.testing.chaos.scenario import Scenario
 from asyncop.testing.chaos.world import World
 
 EPOCH = datetime(2026, 1, 1, tzinfo=UTC)
-
-
-@dataclass(frozen=True, kw_only=True)
-class SoakConfig:
-    seed: int = 1
-    seconds: float = 540.0
-    """Virtual seconds of workload and faults (the chaos phase)."""
-    rate: float = 1.0
-    """Virtual seconds per real second (1: real time)."""
-    replicas: int = 3
-    sharded: bool | None = False
-    """Sharding instead of leader election; None: drawn from the seed."""
-    shards: int = 16
-    faults: Mapping[str, float] = field(default_factory=lambda: dict(FAULT_KINDS))
-    """Fault kind -> weight (every kind of FAULT_KINDS; 0 turns one off)."""
-    fault_every: float = 15.0
-    """Virtual seconds between faults, on average."""
-    converge_within: float = 150.0
-    """Virtual seconds after the last fault by which everything must have converged."""
-    workers: int | None = 4
-    """Workers per controller (None: each controller's own)."""
-
-    def __post_init__(self) -> None:
-        unknown = sorted(set(self.faults) - set(FAULT_KINDS))
-        if unknown:
-            raise ValueError(f"unknown fault kind {unknown[0]!r}; known: "
-                             f"{', '.join(FAULT_KINDS)}")
-        for name, weight in self.faults.items():
-            if not (isinstance(weight, int | float) and math.isfinite(weight) and weight >= 0):
-                raise ValueError(f"fault {name}: the weight must be a number >= 0, "
-                                 f"not {weight!r}")
-        checks = {"seconds": (self.seconds >= 0, "a number >= 0"),
-                  "rate": (self.rate > 0, "positive"),
-                  "replicas": (self.replicas >= 1, "at least 1"),
-                  "shards": (1 <= self.shards <= 4096, "between 1 and 4096"),
-                  "fault_every": (self.fault_every > 0, "positive"),
-                  "converge_within": (self.converge_within > 0, "positive"),
-                  "workers": (self.workers is None or self.workers >= 1, "at least 1")}
-        for name, (ok, what) in checks.items():
-            if not ok:
-                raise ValueError(f"SoakConfig.{name} must be {what}, not "
-                                 f"{getattr(self, name)!r}")
 
 
 def followed_kinds(found: Inspection, scenario: Scenario) -> dict[GR, Kind]:

@@ -111,7 +111,7 @@ class History:
     def record(self, change: Change) -> None:
         self.events += 1
         uid = change.uid
-        if uid:
+        if uid and change.kind.plural != "events":  # an Event owns nothing: not kept
             self.refs[uid] = change.ref
         if change.type == "ADDED":
             key = (change.kind.group, change.kind.plural)
