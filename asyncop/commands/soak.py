@@ -30,6 +30,7 @@ from asyncop.commands.eventloop import CHOICES
 from asyncop.commands.target import TargetFailed, project_config, resolve_operator
 from asyncop.crd import CRDError
 from asyncop.operator import Operator, OperatorError, TargetError, load_operator
+from asyncop.operator.inspect import inspect
 from asyncop.operator.loader import load_module
 
 if TYPE_CHECKING:  # imported when the command runs: the rest of the CLI starts without it
@@ -100,7 +101,9 @@ def _for_operator(op: Operator) -> Scenario:
     try:
         return Scenario.for_operator(
             op, samples=samples if samples is not None and samples.is_dir() else None)
-    except (OperatorError, CRDError, ValueError) as exc:
+    except (OperatorError, CRDError) as exc:
+        raise UserError(str(exc)) from None
+    except ValueError as exc:  # the samples
         raise UserError(f"{op.name}: {exc}") from None
 
 
@@ -177,6 +180,13 @@ async def soak_command(args: argparse.Namespace) -> int:
     except ValueError as exc:
         raise UserError(_flag(str(exc))) from None
     scenario = resolve_scenario(args.target)
+    if scenario.operator.empty:
+        raise UserError(f"{scenario.operator.name} has no controllers yet; add one with "
+                        "`asyncop create api`")
+    try:
+        inspect(scenario.operator)  # the controllers build (the soak builds them again)
+    except (OperatorError, CRDError) as exc:
+        raise UserError(str(exc)) from None
     report = await soak(scenario, config, command=reproduce(args))
     print(report.json(), flush=True)
     return 0 if report.ok else 1

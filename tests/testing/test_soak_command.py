@@ -115,6 +115,9 @@ def workdir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     (["two.py:n"], "two:n is a int; point at an Operator, a setup(mgr) function or a "
                    "{name: factory} mapping; or declare a Scenario (asyncop.testing.chaos)"),
     (["empty.py"], "empty has no controllers yet; add one with `asyncop create api`"),
+    (["empty.py:scenario"], "empty has no controllers yet; add one with `asyncop create api`"),
+    (["setup.py"], "setup: setup(mgr) returned int; return a Controller, a list of "
+                   "Controllers or None"),
 ])
 def test_user_errors_are_one_line_and_exit_2(workdir: Path, capsys: pytest.CaptureFixture[str],
                                             argv: list[str], message: str) -> None:
@@ -123,7 +126,11 @@ def test_user_errors_are_one_line_and_exit_2(workdir: Path, capsys: pytest.Captu
         "from asyncop.testing.chaos import Scenario\n"
         "a = Scenario(operator=OPERATOR)\nb = Scenario(operator=OPERATOR)\nn = 1\n")
     (workdir / "empty.py").write_text(
-        "from asyncop.operator import Operator\noperator = Operator(name='empty')\n")
+        "from asyncop.operator import Operator\nfrom asyncop.testing.chaos import Scenario\n"
+        "operator = Operator(name='empty')\nscenario = Scenario(operator=operator)\n")
+    (workdir / "setup.py").write_text(
+        "from asyncop.operator import Operator\nfrom asyncop.testing.chaos import Scenario\n"
+        "scenario = Scenario(operator=Operator(name='setup', setup=lambda mgr: 1))\n")
     assert main(["soak", *argv]) == 2
     captured = capsys.readouterr()
     assert captured.out == ""
@@ -168,3 +175,20 @@ def test_the_reproduce_line_is_the_normalised_command() -> None:
                                "--sharding --shards 16 --faults cut=2 wipe=0")
     assert reproduce(build_parser().parse_args(["soak"])) == (
         "asyncop soak --minutes 10 --seed 1 --replicas 3")
+
+
+def test_in_a_project_its_operator_soaks_over_its_samples(
+        workdir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (workdir / "pyproject.toml").write_text(
+        '[tool.asyncop]\noperator = "asyncop.controllers.registry:OPERATOR"\n')
+    samples = workdir / "config" / "samples"
+    samples.mkdir(parents=True)
+    (samples / "foo.yaml").write_text(
+        "apiVersion: samplecontroller.k8s.io/v1alpha1\nkind: Foo\nmetadata: {name: f}\n"
+        "spec: {deploymentName: web, replicas: 1}\n")
+    scenario = resolve_scenario(None)
+    assert scenario.operator.name == "asyncop" and scenario.workload.ops  # the samples
+    (samples / "bad.yaml").write_text("kind: [\n")
+    assert main(["soak"]) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 1 and err[0].startswith("asyncop: error: asyncop: cannot read "), err
