@@ -243,7 +243,12 @@ async def soak(scenario: Scenario, config: SoakConfig | None = None, *,
                 for message in growth_violations(samples):
                     checker.add(BOUNDED_GROWTH, message)
                 reconciles = overlaps.reconciles.total()
-                summary = dict(scenario.summary(snap, history)) if scenario.summary else {}
+                summary: dict[str, Any] = {}
+                if scenario.summary is not None:
+                    try:
+                        summary = dict(scenario.summary(snap, history))
+                    except Exception as exc:
+                        checker.add(SOAK, f"the scenario's summary raised {exc!r}")
                 for replica in list(replicas):
                     replicas.remove(replica)
                     await replica.stop()
