@@ -15,7 +15,7 @@ import random
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 
@@ -257,7 +257,7 @@ async def _noop(world: World) -> None:
     return None
 
 
-def test_the_seed_fixes_the_fault_schedule_and_the_workload() -> None:
+def test_the_seed_fixes_the_fault_schedule() -> None:
     plan = schedule(random.Random("7/faults"), 300, every=7, kinds=FAULT_KINDS)
     again = schedule(random.Random("7/faults"), 300, every=7, kinds=FAULT_KINDS)
     other = schedule(random.Random("8/faults"), 300, every=7, kinds=FAULT_KINDS)
@@ -267,11 +267,34 @@ def test_the_seed_fixes_the_fault_schedule_and_the_workload() -> None:
     assert "wipe_hot" not in {f.kind for f in plan}  # weight 0: off
     assert all(0 < f.at < 300 for f in plan) and plan == sorted(plan, key=lambda f: f.at)
     assert schedule(random.Random(1), 300, every=7, kinds={"cut": 0}) == []
-    work = Workload(ops={"a": _noop, "b": _noop, "c": _noop}, weights={"b": 3, "c": 0})
-    draws = [work.draw(random.Random("7/workload"), 1.0) for _ in range(2)]
-    assert draws[0] == draws[1]
-    many = work.draw(random.Random(1), 1000.0)
+
+
+class _Rng:
+    """What Workload.step needs of a World: its seeded stream."""
+
+    def __init__(self, seed: str) -> None:
+        self.rng = random.Random(seed)
+
+
+async def test_the_seed_fixes_the_workloads_ops_and_their_own_draws() -> None:
+    seen: list[int] = []
+
+    async def pick(world: World) -> None:
+        seen.append(world.rng.randint(0, 1000))  # an op draws from the same stream
+
+    work = Workload(ops={"a": pick, "b": pick, "c": pick}, weights={"b": 3, "c": 0})
+    runs = []
+    for _ in range(2):
+        seen.clear()
+        ran = await work.step(cast(World, _Rng("7/workload")), 5.0, failed=_fail)
+        runs.append((ran, list(seen)))
+    assert runs[0] == runs[1] and len(runs[0][0]) >= 4
+    many = await work.step(cast(World, _Rng("1")), 1000.0, failed=_fail)
     assert "c" not in many and many.count("b") > 2 * many.count("a")
+
+
+def _fail(what: str, exc: Exception) -> None:
+    raise AssertionError(f"{what} raised {exc!r}")
 
 
 # -- the samples workload --------------------------------------------------------------------

@@ -305,17 +305,10 @@ async def soak(scenario: Scenario, config: SoakConfig | None = None, *,
 
 async def _step(scenario: Scenario, world: World, checker: Checker) -> None:
     """One virtual second of the workload: its drawn ops, then its tidy step."""
-    workload = scenario.workload
-    for name in workload.draw(world.rng, 1.0):
-        try:
-            await workload.ops[name](world)
-        except Exception as exc:
-            checker.add(SOAK, f"the workload's op {name!r} raised {exc!r}")
-    if workload.tidy is not None:
-        try:
-            await workload.tidy(world)
-        except Exception as exc:
-            checker.add(SOAK, f"the workload's tidy step raised {exc!r}")
+    def failed(what: str, exc: Exception) -> None:
+        checker.add(SOAK, f"the workload's {what} raised {exc!r}")
+
+    await scenario.workload.step(world, 1.0, failed=failed)
 
 
 async def _cleanup(replicas: list[Replica], chaos: Chaos | None, follower: _Follower,

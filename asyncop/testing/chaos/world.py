@@ -60,14 +60,29 @@ class Workload:
         if not self.per_second >= 0:
             raise ValueError("per_second must not be negative")
 
-    def draw(self, rng: random.Random, seconds: float) -> list[str]:
-        """The names of the ops for `seconds` of virtual time (seeded)."""
-        n = int(self.per_second * seconds + rng.random())
+    async def step(self, world: World, seconds: float, *,
+                   failed: Callable[[str, Exception], None]) -> list[str]:
+        """`seconds` of virtual time's worth of ops, each drawn (seeded, by weight) right
+        before it runs — an op's own draws come from the same stream, in order — then
+        `tidy`; what raises is handed to `failed` (`op 'name'` or `tidy step`, and the
+        exception) and the step goes on. Returns the names of the ops run, in order."""
+        n = int(self.per_second * seconds + world.rng.random())
         names = [name for name in self.ops if self.weights.get(name, 1.0) > 0]
-        if not names:
-            return []
         weights = [self.weights.get(name, 1.0) for name in names]
-        return [rng.choices(names, weights=weights)[0] for _ in range(n)]
+        ran: list[str] = []
+        for _ in range(n if names else 0):
+            name = world.rng.choices(names, weights=weights)[0]
+            ran.append(name)
+            try:
+                await self.ops[name](world)
+            except Exception as exc:
+                failed(f"op {name!r}", exc)
+        if self.tidy is not None:
+            try:
+                await self.tidy(world)
+            except Exception as exc:
+                failed("tidy step", exc)
+        return ran
 
 
 class World:
