@@ -1,9 +1,11 @@
-"""The `asyncop` command line: run, debug, init, create api, generate, crds, apiserver, version.
+"""The `asyncop` command line: run, debug, init, create api, generate, crds, soak, apiserver,
+version.
 
 This module parses and dispatches; the commands live in `asyncop.commands` (`run`:
 an operator — the bundled one or a user's TARGET — until Ctrl-C/SIGTERM; `generate`/`crds`:
 the CRDs and chart files the code implies; `debug`: ask a running operator why an object did
-or didn't reconcile). `apiserver` runs the embedded API server alone.
+or didn't reconcile; `soak`: an operator under chaos, one JSON line, exit 1 on a violation).
+`apiserver` runs the embedded API server alone.
 
 Invariant: every user error (bad flag, unreadable kubeconfig, unreachable server, unknown
 controller, missing CRD, a 403) ends as ONE line on stderr that names the fix, exit code 2,
@@ -29,6 +31,9 @@ from asyncop.commands.eventloop import CHOICES
 from asyncop.commands.generate import crds_command, generate_command
 from asyncop.commands.run import describe, run_command
 from asyncop.commands.scaffold import create_api_command, init_command
+from asyncop.commands.soak import HELP as SOAK_HELP
+from asyncop.commands.soak import add_arguments as add_soak_arguments
+from asyncop.commands.soak import soak_command
 from asyncop.commands.target import TargetFailed
 from asyncop.controllers.registry import CONTROLLERS
 
@@ -42,7 +47,8 @@ class _Parser(argparse.ArgumentParser):
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="asyncop", description="asyncio Kubernetes operators")
     sub = parser.add_subparsers(
-        dest="command", metavar="{run,debug,init,create,generate,crds,apiserver,version}")
+        dest="command",
+        metavar="{run,debug,init,create,generate,crds,soak,apiserver,version}")
     sub.required = True
     run = sub.add_parser("run", help="run an operator's controllers (default: the bundled ones)")
     run.add_argument("target", nargs="?", default=None, metavar="TARGET",
@@ -144,6 +150,7 @@ def build_parser() -> argparse.ArgumentParser:
                      help="Helm chart directory (default: [tool.asyncop] chart)")
     gen.add_argument("--check", action="store_true",
                      help="write nothing; fail if any generated file is out of date")
+    add_soak_arguments(sub.add_parser("soak", help=SOAK_HELP))
     sub.add_parser("version", help="print the version")
     return parser
 
@@ -183,6 +190,8 @@ async def amain(argv: Sequence[str], *, process: bool = False) -> int:
             return await debug_cmd.debug_command(args)
         if args.command == "apiserver":
             raise UserError("`asyncop apiserver` runs its own event loop; call main() instead")
+        if args.command == "soak":
+            return await soak_command(args)
         return await run_command(args, process=process)
     except UserError as exc:
         return _fail(exc)

@@ -46,14 +46,21 @@ def load_operator(target: str) -> Operator:
     spec, _, attr = target.partition(":")
     if not spec:
         raise TargetError(f"{target!r} names no module or file")
-    if spec.endswith(".py") or os.sep in spec or "/" in spec or Path(spec).is_file():
-        module = _import_file(Path(spec))
-    else:
-        module = _import_module(spec)
+    module = load_module(spec)
     try:
         return _resolve(module, attr, target)
     except OperatorError as exc:
         raise TargetError(str(exc)) from None
+
+
+def load_module(spec: str) -> ModuleType:
+    """Import what a target names before its `:attr` (`path/to/file.py` or `pkg.module`),
+    by the rules above, failing with the same one-line TargetErrors."""
+    if not spec:
+        raise TargetError("an empty target names no module or file")
+    if spec.endswith(".py") or os.sep in spec or "/" in spec or Path(spec).is_file():
+        return _import_file(Path(spec))
+    return _import_module(spec)
 
 
 def _import_file(path: Path) -> ModuleType:

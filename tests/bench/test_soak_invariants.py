@@ -1,36 +1,36 @@
-"""The soak's invariant checkers fail when they must: each is fed a doctored world.
+"""The bundled scenario's invariants fail when they must: each is fed a doctored world.
 
-A checker that cannot fail is a defect, so for every invariant of bench/soak_world.py there
-is a world that breaks it here (a duplicated or foreign child, a second pod for an At, a key
-in two replicas at once, growing RSS, an error logged without a cause), next to a world
-that satisfies it.
+A checker that cannot fail is a defect, so for every invariant of the bundled six operators'
+scenario (asyncop/testing/chaos/bundled/invariants.py) and for the built-in machinery
+(one replica per key, growth, error logs) there is a world that breaks it here (a duplicated
+or foreign child, a second pod for an At, a key in two replicas at once, growing RSS, an
+error logged without a cause), next to a world that satisfies it. The facts go through the
+same Checker the soak uses.
 """
 
 from __future__ import annotations
 
 import copy
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
 
 import pytest
 import structlog
-from soak_run import ErrorLog
-from soak_world import (
-    Ledger,
-    Overlaps,
-    Sample,
-    Snapshot,
-    child_violations,
-    growth_violations,
-    ledger_violations,
-    percentile,
-    problems,
-)
+
+from asyncop.api import Kind
+from asyncop.api.kinds import DEPLOYMENT, EVENT, POD
+from asyncop.controllers.kinds import AT, FOO, JINGHZHU
+from asyncop.testing.chaos import Change, History, Snapshot
+from asyncop.testing.chaos.bundled.invariants import invariants
+from asyncop.testing.chaos.checks import Checker
+from asyncop.testing.chaos.health import ErrorLog, Sample, growth_violations, percentile
+from asyncop.testing.chaos.replicas import Overlaps
 
 NOW = datetime(2026, 1, 1, 12, tzinfo=UTC)
 DUE = "2026-01-01T11:00:00Z"
 LATER = "2026-01-01T13:00:00Z"
-AT_GROUP = "cnat.programming-kubernetes.info"
+KINDS = {k.plural: k for k in (AT, FOO, JINGHZHU, POD, DEPLOYMENT, EVENT)}
 
 
 def meta(name: str, uid: str, *, owner: str | None = None, **extra: Any) -> dict[str, Any]:
@@ -67,85 +67,95 @@ def done(name: str, uid: str) -> dict[str, Any]:
 
 
 def world(**objects: list[dict[str, Any]]) -> Snapshot:
-    return Snapshot(dict(objects), NOW)
+    return Snapshot({(KINDS[p].group, p): objs for p, objs in objects.items()}, NOW)
 
 
-def ledger_of(events: list[tuple[str, str, str, dict[str, Any]]]) -> Ledger:
-    ledger = Ledger(now=lambda: NOW)
-    for type_, group, plural, obj in events:
-        ledger.record(type_, group, plural, obj)
-    return ledger
+def checked(snap: Snapshot, events: Sequence[tuple[str, Kind, dict[str, Any]]] = (),
+            ) -> tuple[dict[str, str], list[str]]:
+    """(problems by object, violations) of the bundled invariants over these facts."""
+    checker = Checker(invariants(), elapsed=lambda: 0.0, monotonic=lambda: 0.0)
+    history = History()
+    for type_, kind, obj in events:
+        change = Change(type_, kind, obj, NOW)
+        history.record(change)
+        checker.observe(change, history)
+    problems = checker.tick(snap, changed={}, last_fault=0.0)
+    checker.at_end(snap, history)
+    return ({str(ref): p for (_, ref), p in problems.items()},
+            [str(v) for v in checker.violations])
 
 
-def test_a_converged_world_has_no_problem_and_no_child_violation() -> None:
+def test_a_converged_world_has_no_problem_and_no_violation() -> None:
     snap = world(foos=[foo()], deployments=[deployment("foo-web", "foo-uid")],
                  ats=[done("a", "a-uid")], pods=[pod("a-pod", "a-uid")])
-    ledger = ledger_of([("ADDED", AT_GROUP, "ats", done("a", "a-uid")),
-                        ("ADDED", "", "pods", pod("a-pod", "a-uid"))])
-    assert problems(snap) == {}
-    assert child_violations(snap, ledger) == []
-    assert ledger_violations(ledger) == []
+    events = [("ADDED", FOO, foo()), ("ADDED", AT, done("a", "a-uid")),
+              ("ADDED", POD, pod("a-pod", "a-uid"))]
+    assert checked(snap, events) == ({}, [])
 
 
 def test_a_duplicated_child_is_reported() -> None:
     twin = deployment("foo-web", "foo-uid", uid="twin-uid")
     snap = world(foos=[foo()], deployments=[deployment("foo-web", "foo-uid"), twin])
-    assert child_violations(snap, ledger_of([])) == ["foos foo: 2 children deployments/foo-web"]
+    assert checked(snap)[1] == ["foo-children: Foo default/foo: 2 children deployments/foo-web"]
 
 
 def test_a_foreign_and_an_orphaned_child_are_reported() -> None:
     snap = world(foos=[foo()], deployments=[deployment("foo-web", "foo-uid"),
                                             deployment("stranger", "foo-uid"),
                                             deployment("left", "gone-uid")])
-    ledger = ledger_of([("ADDED", "samplecontroller.k8s.io", "foos",
-                         foo("old", "gone-uid"))])
-    assert child_violations(snap, ledger) == [
-        "foos foo: foreign child deployments/stranger",
-        "orphaned children of old: ['left']"]
+    _, violations = checked(snap, [("ADDED", FOO, foo("old", "gone-uid"))])
+    assert violations == [
+        "foo-children: Foo default/foo: foreign child deployments/stranger",
+        "foo-children: orphaned children of Foo default/old: ['left']"]
 
 
 def test_an_at_run_twice_or_never_is_reported() -> None:
     first, again = pod("a-pod", "a-uid", uid="p1"), pod("a-pod", "a-uid", uid="p2")
-    ledger = ledger_of([("ADDED", AT_GROUP, "ats", done("a", "a-uid")),
-                        ("ADDED", "", "pods", first), ("DELETED", "", "pods", first),
-                        ("ADDED", "", "pods", again),
-                        ("ADDED", AT_GROUP, "ats", at("b", "b-uid", DUE))])
-    assert ledger_violations(ledger) == ["at a (a-uid): 2 pods created"]
+    events = [("ADDED", AT, done("a", "a-uid")), ("ADDED", POD, first),
+              ("DELETED", POD, first), ("ADDED", POD, again),
+              ("ADDED", AT, at("b", "b-uid", DUE))]
     snap = world(ats=[done("a", "a-uid"), at("b", "b-uid", DUE)], pods=[again])
-    assert child_violations(snap, ledger) == [
-        "at a: 2 pods created, want exactly 1", "at b: 0 pods created, want exactly 1",
-        "at a (a-uid) DONE with 2 pods created"]
-    assert problems(snap) == {"ats/b": "{}"}
+    problems, violations = checked(snap, events)
+    assert violations == [
+        "at-most-one-pod-per-at: At default/a: 2 pods created (a-pod the last), at most 1",
+        "ats-run-exactly-once: at a: 2 pods created, want exactly 1",
+        "ats-run-exactly-once: at b: 0 pods created, want exactly 1",
+        "ats-run-exactly-once: at a (a-uid) DONE with 2 pods created"]
+    assert problems == {"At default/b": "{}"}
 
 
 def test_a_pod_before_its_schedule_is_reported() -> None:
-    ledger = ledger_of([("ADDED", AT_GROUP, "ats", at("c", "c-uid", LATER)),
-                        ("ADDED", "", "pods", pod("c-pod", "c-uid"))])
-    assert ledger_violations(ledger) == ["c-pod created before 2026-01-01T13:00:00+00:00"]
+    events = [("ADDED", AT, at("c", "c-uid", LATER)), ("ADDED", POD, pod("c-pod", "c-uid"))]
+    assert "no-pod-before-its-schedule: c-pod created before 2026-01-01T13:00:00+00:00" in (
+        checked(world(), events)[1])
 
 
 def test_jinghzhu_workers_beyond_the_desired_are_reported() -> None:
     jh = {"metadata": meta("jh", "jh-uid"), "spec": {"desired": 1}}
     w1, w2 = (dict(pod(n, "jh-uid"), status={"phase": "Running"}) for n in ("w1", "w2"))
-    ledger = ledger_of([("ADDED", "jinghzhu.com", "jinghzhus", jh),
-                        ("ADDED", "", "pods", w1), ("ADDED", "", "pods", w2)])
-    assert ledger_violations(ledger) == [
-        "jinghzhu jh: 2 workers created, scale-ups only ask for 1",
-        "jinghzhu jh: 2 live workers at once, desired never above 1"]
+    events = [("ADDED", JINGHZHU, jh), ("ADDED", POD, w1), ("ADDED", POD, w2)]
+    snap = world(jinghzhus=[jh], pods=[w1, w2])
+    problems, violations = checked(snap, events)
+    assert violations == [
+        "jinghzhu-workers-bounded: jinghzhu jh: 2 workers created, scale-ups only ask for 1",
+        "jinghzhu-workers-bounded: jinghzhu jh: 2 live workers at once, desired never above 1",
+        "jinghzhu-children: jinghzhu jh: 2 workers, desired 1"]
+    assert problems == {"Jinghzhu default/jh": "2 workers (running=True) != 1"}
 
 
 def test_the_poison_at_needs_its_message_and_its_event() -> None:
     status = {"phase": "PENDING", "observedGeneration": 1,
               "message": "schedule 'x' is not a time like 2019-04-12T10:12:00Z"}
     poison = at("poison", "p-uid", "x", **status)
-    event = {"involvedObject": {"uid": "p-uid"}, "reason": "InvalidSchedule"}
-    assert problems(world(ats=[poison], events=[event])) == {}
-    assert list(problems(world(ats=[poison]))) == ["ats/poison"]
+    event = {"metadata": meta("e", "e-uid"), "involvedObject": {"uid": "p-uid"},
+             "reason": "InvalidSchedule"}
+    assert checked(world(ats=[poison], events=[event])) == ({}, [])
+    assert list(checked(world(ats=[poison]))[0]) == ["At default/poison"]
 
 
 def test_drift_from_the_latest_spec_is_a_problem() -> None:
     snap = world(foos=[foo(replicas=3)], deployments=[deployment("foo-web", "foo-uid")])
-    assert problems(snap) == {"foos/foo": "deployment replicas 2"}
+    assert checked(snap)[0] == {"Foo default/foo": "deployment replicas 2"}
 
 
 def test_a_key_in_two_live_replicas_at_once_is_reported() -> None:
