@@ -17,8 +17,9 @@ one when both do): a write to a Deployment made through `DEPLOYMENT` is seen by 
 metadata-only informer of Deployments too.
 
 Invariants: at most one Informer per Kind (a metadata-only Kind counts as another Kind);
-`stop()` cancels every informer task and waits for it to finish; waiters are woken by the informer's stream progress (no polling); a kind
-(or namespace) no informer watches raises `NotWatched` instead of waiting for nothing.
+`stop()` cancels every informer task and waits for it to finish; waiters are woken by the
+informer's stream progress (no polling); a kind (or namespace) no informer watches raises
+`NotWatched` instead of waiting for nothing.
 """
 
 from __future__ import annotations

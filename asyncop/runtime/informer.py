@@ -199,7 +199,8 @@ class Informer:
         self._waiters = VersionWaiters()
         self._rand = random.Random()
         self._running = False
-        self._log = log.bind(kind=str(kind))
+        self._log = log.bind(kind=str(kind), metadata_only=True) if kind.metadata_only \
+            else log.bind(kind=str(kind))
         self._dispatch = Handlers(self.store, log=self._log)
         self._added = self._dispatch.added
         self._updated = self._dispatch.updated
