@@ -30,7 +30,9 @@ with coroutine methods runs in its own task behind a bounded buffer, so a slow o
 neither the stream nor the other handlers (on overflow it catches up from the store, see
 `listeners`); a handler added late first receives an add for every object already cached.
 Objects get `apiVersion`/`kind` filled in (LIST items lack them), pass through `transform`
-(default: drop `metadata.managedFields`) and, with `compact` (the default), share every part
+(default: drop `metadata.managedFields`; a metadata-only informer also drops kubectl's
+last-applied-configuration annotation, `strip_last_applied`) and, with `compact` (the
+default), share every part
 equal to the same part of their previous version or of the previous object stored
 (`runtime/compact.py`: structural sharing and interned strings, lossless) before caching.
 A metadata-only Kind (`kind.metadata()`) lists and watches PartialObjectMetadata and caches
@@ -93,6 +95,7 @@ __all__ = [
     "Informer",
     "NotWatched",
     "Registration",
+    "LAST_APPLIED",
     "Transform",
     "strip_managed_fields",
 ]
@@ -130,11 +133,26 @@ def _changed(old: RawObject, new: RawObject) -> bool:
 
 
 def strip_managed_fields(obj: RawObject) -> RawObject:
-    """The default transform: drop `metadata.managedFields` (large, and useless to a cache)."""
+    """The default transform: drop `metadata.managedFields` (large, and useless to a cache).
+
+    Safe for a reconciler that copies a cached object and PUTs it back: an update without
+    managedFields keeps the stored ones (kube's field manager)."""
     meta = obj.get("metadata")
     if meta is not None:
         meta.pop("managedFields", None)
     return obj
+
+
+LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
+"""kubectl's copy of the object as last applied (client-side apply): as large as the spec."""
+
+
+def _strip_last_applied(meta: dict[str, Any]) -> None:
+    annotations = meta.get("annotations")
+    if type(annotations) is dict and LAST_APPLIED in annotations:
+        del annotations[LAST_APPLIED]
+        if not annotations:
+            del meta["annotations"]
 
 
 class Informer:
@@ -157,13 +175,20 @@ class Informer:
         shard_scope: ShardScope | None = None,
         watch_list: bool = True,
         compact: bool = True,
+        strip_last_applied: bool | None = None,
     ) -> None:
         """`watch_list`: sync with a streaming list when the server supports it (else, or
         with False, a paginated LIST); `compact`: share equal parts between cached objects
-        (`runtime/compact.py`; cached objects must never be mutated either way)."""
+        (`runtime/compact.py`; cached objects must never be mutated either way);
+        `strip_last_applied`: drop kubectl's last-applied-configuration annotation (default:
+        for a metadata-only Kind only, whose objects are never written back whole; a whole
+        object copied from the cache and PUT back without it would lose it on the server,
+        so turn it on for whole kinds only when the operator writes them by patch or apply)."""
         self.client = client
         self.watch_list = watch_list
         self.compact = compact
+        self.strip_last_applied = (kind.metadata_only if strip_last_applied is None
+                                   else strip_last_applied)
         self._exemplar: Any = None  # the last object stored: what the next new one shares with
         self._syncing: set[str | None] = set()  # streams in a streaming list's initial events
         self.shard_scope = shard_scope
@@ -339,6 +364,8 @@ class Informer:
         else:
             obj.setdefault("apiVersion", kind.api_version)
             obj.setdefault("kind", kind.kind)
+        if self.strip_last_applied and type(obj.get("metadata")) is dict:
+            _strip_last_applied(obj["metadata"])
         raw: RawObject = obj  # type: ignore[assignment]
         if self.transform is not None:
             raw = self.transform(raw)

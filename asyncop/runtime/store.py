@@ -7,7 +7,9 @@ of its ownerReferences); more can be passed as `indexers={name: fn(obj) -> [valu
 
 Invariant: the dicts returned by `get`, `list` and `by_index` are the cached objects
 themselves; callers must never mutate them (copy with `asyncop.api.deep_copy` first).
-Every index always agrees with the stored objects.
+Every index always agrees with the stored objects. What a key is filed under is kept as a
+tuple shared by every key filed under the same values (all the objects of a namespace share
+one), so an index costs a dict entry per object, not a list per object.
 """
 
 from __future__ import annotations
@@ -44,7 +46,8 @@ class Store:
             self._indexers.update(indexers)
         # index name -> value -> keys; and index name -> key -> the values it is filed under
         self._indices: dict[str, dict[str, set[str]]] = {n: {} for n in self._indexers}
-        self._filed: dict[str, dict[str, list[str]]] = {n: {} for n in self._indexers}
+        self._filed: dict[str, dict[str, tuple[str, ...]]] = {n: {} for n in self._indexers}
+        self._values: dict[tuple[str, ...], tuple[str, ...]] = {}  # one tuple per value set
 
     # -- reads --------------------------------------------------------------------------------
 
@@ -115,6 +118,7 @@ class Store:
         self._items = {}
         self._indices = {n: {} for n in self._indexers}
         self._filed = {n: {} for n in self._indexers}
+        self._values = {}
         for obj in objs:
             self.add(obj)
 
@@ -131,7 +135,10 @@ class Store:
                 index[value] = {key}
             else:
                 bucket.add(key)
-        self._filed[name][key] = values
+        filed = tuple(values)
+        if len(self._values) > 100_000:  # bound it (unique values, e.g. owner uids, churn)
+            self._values.clear()
+        self._filed[name][key] = self._values.setdefault(filed, filed)
 
     def _unindex(self, key: str) -> None:
         for name, filed in self._filed.items():

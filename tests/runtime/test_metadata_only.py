@@ -24,6 +24,7 @@ from asyncop.clock import RealClock
 from asyncop.runtime.cache import Cache
 from asyncop.runtime.controller import Controller
 from asyncop.runtime.handlers import for_, owns, watches
+from asyncop.runtime.informer import LAST_APPLIED
 from asyncop.runtime.reconcile import Result
 from asyncop.testing import eventually
 
@@ -44,7 +45,7 @@ async def kube(*, watch_list: bool) -> AsyncIterator[tuple[ApiServer, Client, Ca
 
 def cm(name: str, **labels: str) -> dict[str, object]:
     return {"metadata": {"name": name, "namespace": "default", "labels": labels,
-                         "annotations": {"note": "x" * 100}},
+                         "annotations": {"note": "x" * 100, LAST_APPLIED: "{}" * 500}},
             "data": {"payload": "y" * 2000}}
 
 
@@ -62,6 +63,8 @@ async def test_metadata_informer_caches_only_metadata(watch_list: bool) -> None:
         assert (cached["apiVersion"], cached["kind"]) == ("v1", "ConfigMap")
         assert cached["metadata"]["labels"] == {"app": "a"}
         assert "managedFields" not in cached["metadata"]
+        # kubectl's copy of the whole object is dead weight in a metadata cache
+        assert cached["metadata"]["annotations"] == {"note": "x" * 100}
         # live events arrive as metadata too
         created = await client.create(CONFIGMAP, cm("after", app="b"))
         await eventually(lambda: cache.get(META, "after", "default") is not None, timeout=10)
@@ -124,5 +127,8 @@ async def test_a_kind_watched_both_ways_has_two_informers() -> None:
         partial = cache.get(META, "both", "default")
         assert full is not None and partial is not None
         assert full["data"] == {"payload": "y" * 2000} and "data" not in partial
+        # a whole object keeps it: PUT back from a copy, it would be lost on the server
+        assert LAST_APPLIED in full["metadata"]["annotations"]
+        assert LAST_APPLIED not in partial["metadata"]["annotations"]
         mapped = watches(CONFIGMAP, lambda o: [], metadata_only=True)
         assert mapped.kind == META and mapped.kind.full() == CONFIGMAP
