@@ -89,13 +89,13 @@ from asyncop.runtime.store import NAMESPACE_INDEX, IndexFunc, Store
 log = structlog.get_logger("asyncop.informer")
 
 __all__ = [
+    "LAST_APPLIED",
     "AsyncEventHandler",
     "EventHandler",
     "FuncHandler",
     "Informer",
     "NotWatched",
     "Registration",
-    "LAST_APPLIED",
     "Transform",
     "strip_managed_fields",
 ]
