@@ -74,7 +74,8 @@ from asyncop.api import ApiError, Gone, Kind, RawObject, error_from_status, obje
 from asyncop.api.shards import ShardSelector
 from asyncop.client import Backoff, Client, TransportError
 from asyncop.clock import Clock, wait_for
-from asyncop.runtime.compact import share
+from asyncop.runtime.compact import Compactor
+from asyncop.runtime.heap import release_free_memory
 from asyncop.runtime.listeners import (
     AsyncEventHandler,
     EventHandler,
@@ -190,6 +191,7 @@ class Informer:
         self.strip_last_applied = (kind.metadata_only if strip_last_applied is None
                                    else strip_last_applied)
         self._exemplar: Any = None  # the last object stored: what the next new one shares with
+        self._compactor = Compactor()
         self._syncing: set[str | None] = set()  # streams in a streaming list's initial events
         self.shard_scope = shard_scope
         """The held shards to list and watch (None: everything); set before `run()`."""
@@ -370,7 +372,7 @@ class Informer:
         if self.transform is not None:
             raw = self.transform(raw)
         if compact and self.compact:
-            raw = share(raw, old if old is not None else self._exemplar)
+            raw = self._compactor.share(raw, old if old is not None else self._exemplar)
             self._exemplar = raw
         return raw
 
@@ -520,7 +522,9 @@ class Informer:
         self._listed_at(ns, rv, progress=progress)
 
     def _listed_at(self, ns: str | None, rv: str, *, progress: bool) -> None:
-        """The store's share for `ns` is the state at `rv`: record it, wake waiters."""
+        """The store's share for `ns` is the state at `rv`: record it, wake waiters, and
+        give the sync's freed heap back to the OS (`runtime/heap.py`)."""
+        release_free_memory()
         self._rv[ns] = rv
         self._listed.add(ns)
         if progress:

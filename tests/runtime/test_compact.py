@@ -13,11 +13,15 @@ from typing import Any
 import orjson
 
 from asyncop.api import Kind, deep_copy
-from asyncop.runtime.compact import share
+from asyncop.runtime.compact import Compactor
 from asyncop.runtime.informer import Informer
 from asyncop.testing import FakeClock
 
 KIND = Kind("", "v1", "pods", "Pod")
+
+
+def share(new: Any, old: Any) -> Any:
+    return Compactor().share(new, old)
 
 
 def pod(name: str, *, env: list[dict[str, Any]] | None = None, **extra: Any) -> dict[str, Any]:
@@ -123,3 +127,19 @@ async def test_compact_off_keeps_objects_apart() -> None:
     p0, p1 = inf.store.get("default/p0"), inf.store.get("default/p1")
     assert p0 is not None and p1 is not None
     assert p0["spec"] == p1["spec"] and p0["spec"] is not p1["spec"]
+
+
+def test_label_maps_are_stored_once_per_content_in_key_order() -> None:
+    compactor = Compactor()
+    a = compactor.share(pod("a"), None)
+    apart = compactor.share(orjson.loads(b'{"metadata": {"labels": {"x": "y"}}}'), a)
+    b = compactor.share(pod("b"), apart)  # its exemplar has other labels: the table has them
+    assert b["metadata"]["labels"] is a["metadata"]["labels"]
+    swapped = compactor.share(orjson.loads(b'{"metadata": {"labels": {"y": "1", "x": "2"}}}'),
+                              None)
+    other = compactor.share(orjson.loads(b'{"metadata": {"labels": {"x": "2", "y": "1"}}}'),
+                            None)
+    assert list(swapped["metadata"]["labels"]) == ["y", "x"]  # order kept: not the same map
+    assert list(other["metadata"]["labels"]) == ["x", "y"]
+    mixed = compactor.share(orjson.loads(b'{"spec": {"selector": {"replicas": 1}}}'), None)
+    assert mixed["spec"]["selector"] == {"replicas": 1}  # not a label map: shared as usual
