@@ -32,9 +32,10 @@ neither the stream nor the other handlers (on overflow it catches up from the st
 Objects get `apiVersion`/`kind` filled in (LIST items lack them), pass through `transform`
 (default: drop `metadata.managedFields`; a metadata-only informer also drops kubectl's
 last-applied-configuration annotation, `strip_last_applied`) and, with `compact` (the
-default), share every part
-equal to the same part of their previous version or of the previous object stored
-(`runtime/compact.py`: structural sharing and interned strings, lossless) before caching.
+default), share every part equal to the same part of their previous version or of the
+previous object stored (`runtime/compact.py`: structural sharing and interned strings,
+lossless) before caching. After each full sync the C heap's free pages go back to the OS
+(`runtime/heap.py`).
 A metadata-only Kind (`kind.metadata()`) lists and watches PartialObjectMetadata and caches
 `{apiVersion, kind, metadata}` under the object's own apiVersion and kind.
 
