@@ -138,6 +138,9 @@ def build_parser() -> argparse.ArgumentParser:
                      help="where --tls keeps its certificate (default: a temporary directory)")
     api.add_argument("--event-loop", choices=CHOICES, default="auto",
                      help="auto (default): uvloop when installed (asyncop[fast]), else asyncio")
+    api.add_argument("--feature-gates", default="", metavar="GATE=BOOL,...",
+                     help="kube-apiserver's flag: e.g. WatchList=true (off by default in "
+                     "1.33, as in kube)")
     crds = sub.add_parser("crds", help="print an operator's CRDs as YAML (default: bundled)")
     crds.add_argument("target", nargs="?", default=None, metavar="TARGET")
     gen = sub.add_parser("generate", help="write (or --check) the CRDs and chart files that "
@@ -207,6 +210,17 @@ def _fail(exc: UserError) -> int:
 
 
 # -- apiserver -----------------------------------------------------------------------------------
+def _feature_gates(text: str) -> dict[str, bool]:
+    """`A=true,B=false` (kube-apiserver's --feature-gates syntax) as a dict."""
+    gates: dict[str, bool] = {}
+    for part in filter(None, (p.strip() for p in text.split(","))):
+        name, sep, value = part.partition("=")
+        if not sep or not name or value.lower() not in ("true", "false"):
+            raise UserError(f"--feature-gates: {part!r} is not GATE=true or GATE=false")
+        gates[name] = value.lower() == "true"
+    return gates
+
+
 def _run_apiserver(args: argparse.Namespace) -> int:
     from asyncop.apiserver.bindpolicy import InsecureBind, check_bind
     from asyncop.apiserver.main import serve
@@ -227,7 +241,8 @@ def _run_apiserver(args: argparse.Namespace) -> int:
         # which breaks every non-interactive client: always write one, as kind does (a
         # non-loopback bind still needs a token the user chose, above)
         token = secrets.token_urlsafe(32)
-    options = {"tls": args.tls, "token": token, "cert_dir": args.cert_dir}
+    options = {"tls": args.tls, "token": token, "cert_dir": args.cert_dir,
+               "feature_gates": _feature_gates(args.feature_gates)}
     try:
         eventloop.run(serve(host=args.host, port=args.port, kubeconfig_out=args.kubeconfig_out,
                             crds_dir=args.crds, simulators=not args.no_simulators,

@@ -499,3 +499,15 @@ def test_a_kubeconfig_server_that_is_no_url_is_one_line(
     assert f"has server {server!r}, which is not a valid URL" in line
     if server.startswith("http://::1"):
         assert "http://[::1]:PORT" in line
+
+
+def test_apiserver_feature_gates_flag_reads_kube_apiserver_syntax() -> None:
+    # kube-apiserver's --feature-gates=A=true,B=false; the WatchList gate is off in 1.33
+    from asyncop.cli import _feature_gates
+    from asyncop.commands.errors import UserError
+
+    assert _feature_gates("WatchList=true, ShardedListAndWatch=False") == {
+        "WatchList": True, "ShardedListAndWatch": False}
+    assert _feature_gates("") == {}
+    with pytest.raises(UserError, match="not GATE=true or GATE=false"):
+        _feature_gates("WatchList")

@@ -1,6 +1,11 @@
 """Kind: where a resource type lives in the API (group, version, plural) and what it is called.
 
 Invariant: a Kind is an immutable value; `path()` builds the REST path for any verb.
+`kind.metadata()` is the same Kind read as metadata only (PartialObjectMetadata, as
+controller-runtime's `OnlyMetadata`): the client asks for it with
+`Accept: application/json;as=PartialObjectMetadata[List];g=meta.k8s.io;v=v1`, and a cache
+keeps a separate informer for it. It is not equal to the full Kind (a separate cache key) but
+names the same resource: same path, same RBAC.
 `KindSource` is anything that names its Kind in a `KIND` attribute (a typed resource class
 from `asyncop.crd`, for one); `kind_of` accepts either, so runtime code takes both.
 
@@ -22,6 +27,18 @@ class Kind:
     plural: str
     kind: str
     namespaced: bool = True
+    metadata_only: bool = False
+    """Read as PartialObjectMetadata (see `metadata()`)."""
+
+    def metadata(self) -> Kind:
+        """This Kind read as metadata only: lists, watches and gets return each object's
+        `metadata` alone (PartialObjectMetadata), which a cache keeps in an informer of its
+        own."""
+        return Kind(self.group, self.version, self.plural, self.kind, self.namespaced, True)
+
+    def full(self) -> Kind:
+        """This Kind read whole (the inverse of `metadata()`)."""
+        return Kind(self.group, self.version, self.plural, self.kind, self.namespaced)
 
     @property
     def api_version(self) -> str:

@@ -25,7 +25,7 @@ from aiohttp import web
 
 from asyncop import kubespec
 from asyncop.apiserver.bindpolicy import check_bind
-from asyncop.apiserver.http import malformed
+from asyncop.apiserver.http import malformed, watchlist
 from asyncop.apiserver.http.auth import self_signed
 from asyncop.apiserver.http.faults import Faults
 from asyncop.apiserver.http.metrics import RequestMetrics
@@ -56,7 +56,8 @@ class ApiServer:
                  authorizer: Authorizer | None = None) -> None:
         """`tls=True` serves HTTPS with a generated self-signed certificate (in `cert_dir`,
         or a temporary directory); `token` requires `Authorization: Bearer <token>`;
-        `feature_gates` switches gates on or off (ShardedListAndWatch is on by default);
+        `feature_gates` switches gates on or off (ShardedListAndWatch is on by default,
+        WatchList as in kube-apiserver of the reported minor: off in 1.33);
         `header_timeout` closes a connection whose next request's headers have not all
         arrived that many seconds after it opened or after its last response (slowloris);
         `body_timeout` answers 504 when a request's body has not all arrived in time;
@@ -80,7 +81,9 @@ class ApiServer:
         self.bookmark_interval = bookmark_interval
         self.watch_queue_size = watch_queue_size
         self.seed = seed
-        gates = {"ShardedListAndWatch": True, **(feature_gates or {})}
+        gates = {"ShardedListAndWatch": True,
+                 watchlist.GATE: watchlist.watch_list_default(served_minor(version)),
+                 **(feature_gates or {})}
         self.features = frozenset(name for name, on in gates.items() if on)
         self.faults = Faults()
         self.metrics = RequestMetrics()

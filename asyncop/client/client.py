@@ -65,6 +65,17 @@ CONTENT_TYPES: dict[str, str] = {
     "apply": "application/apply-patch+yaml",  # JSON is valid YAML; we always send JSON
 }
 _JSON = "application/json"
+METADATA_LIST = "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1"
+METADATA = "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1"
+"""What a metadata-only Kind accepts (as client-go's metadata client asks for them, JSON
+first; plain JSON stays acceptable: a server that cannot answer in metadata sends whole
+objects, which the informer reduces)."""
+
+
+def _accept(kind: Kind, *, many: bool) -> str | None:
+    if not kind.metadata_only:
+        return None
+    return f"{METADATA_LIST if many else METADATA},{_JSON}"
 
 
 LARGE_BODY = 1 << 20
@@ -183,7 +194,8 @@ class Client:
     async def get(self, kind: Kind, name: str, *, namespace: str | None = None) -> RawObject:
         ns = self._ns(kind, namespace)
         obj: RawObject = await self._call("GET", kind.path(ns, name), idempotent=True,
-                                          verb="get", kind=kind, namespace=ns)
+                                          verb="get", kind=kind, namespace=ns,
+                                          accept=_accept(kind, many=False))
         return obj
 
     async def list(
@@ -218,7 +230,7 @@ class Client:
         ns = namespace if kind.namespaced else None
         body: dict[str, Any] = await self._call("GET", kind.path(ns), params=params,
                                                 idempotent=True, verb="list", kind=kind,
-                                                namespace=ns)
+                                                namespace=ns, accept=_accept(kind, many=True))
         return body
 
     async def create(
@@ -345,8 +357,14 @@ class Client:
         timeout_seconds: int | None = None,
         allow_bookmarks: bool = True,
         shard_selector: str | None = None,
+        send_initial_events: bool = False,
     ) -> AsyncGenerator[WatchEvent, None]:
         """Raw watch events; ERROR events are yielded as they come (the caller decides).
+
+        `send_initial_events`: a streaming list (KEP-3157): `sendInitialEvents=true` and
+        `resourceVersionMatch=NotOlderThan` (bookmarks must be allowed); the server sends the
+        current objects as ADDED, then a BOOKMARK annotated `k8s.io/initial-events-end`.
+        A metadata-only Kind (`kind.metadata()`) watches PartialObjectMetadata.
 
         Raises the ApiError for a refused watch (e.g. `Gone` for an expired resourceVersion)
         and TransportError/RequestTimeout when the stream breaks or stays silent for longer
@@ -357,6 +375,9 @@ class Client:
             params.append(("resourceVersion", resource_version))
         if allow_bookmarks:
             params.append(("allowWatchBookmarks", "true"))
+        if send_initial_events:
+            params.append(("sendInitialEvents", "true"))
+            params.append(("resourceVersionMatch", "NotOlderThan"))
         if label_selector:
             params.append(("labelSelector", label_selector))
         if field_selector:
@@ -368,7 +389,7 @@ class Client:
         read = (timeout_seconds + 30.0) if timeout_seconds is not None else self.watch_timeout
         transport = self._open()
         path = kind.path(namespace if kind.namespaced else None)
-        headers = await self._headers(None)
+        headers = await self._headers(None, accept=_accept(kind, many=False))
         try:
             async with transport.stream(path, params, headers, connect_timeout=self.timeout,
                                         read_timeout=read) as resp:
@@ -399,8 +420,9 @@ class Client:
             except Exception:
                 log.exception("write listener failed", kind=str(kind), key=key)
 
-    async def _headers(self, content_type: str | None) -> dict[str, str]:
-        headers = {"Accept": _JSON, "User-Agent": self._user_agent}
+    async def _headers(self, content_type: str | None, *,
+                       accept: str | None = None) -> dict[str, str]:
+        headers = {"Accept": accept or _JSON, "User-Agent": self._user_agent}
         auth = await self._credentials.authorization()
         if auth:
             headers["Authorization"] = auth
@@ -435,6 +457,7 @@ class Client:
         subresource: str = "",
         namespace: str | None = None,
         span: Span | None = None,
+        accept: str | None = None,
     ) -> Any:
         """Send one request with retries; return the parsed JSON body of the 2xx answer.
         Traced (one span over every attempt) when the Client has a tracer."""
@@ -446,11 +469,12 @@ class Client:
                     host=url.hostname or "", port=url.port, namespace=namespace) as span:
                 return await self._call(method, path, params=params, body=body,
                                         content_type=content_type, idempotent=idempotent,
-                                        span=span)
+                                        span=span, accept=accept)
         transport = self._open()
         attempt = 0
         while True:
-            headers = await self._headers(content_type if body is not None else None)
+            headers = await self._headers(content_type if body is not None else None,
+                                          accept=accept)
             if span is not None:
                 tracing.inject(headers)
             try:

@@ -9,10 +9,13 @@ caller resumes from the last resourceVersion it saw, so nothing is lost).
 
 from __future__ import annotations
 
+import re
 from collections.abc import AsyncIterable, AsyncIterator
 from typing import Any, Literal, TypedDict
 
 import orjson
+
+_NONBLANK = re.compile(rb"\S")
 
 EventType = Literal["ADDED", "MODIFIED", "DELETED", "BOOKMARK", "ERROR"]
 
@@ -22,20 +25,29 @@ class WatchEvent(TypedDict):
     object: dict[str, Any]
 
 
-async def split_lines(chunks: AsyncIterable[bytes]) -> AsyncIterator[bytes]:
-    """Yield complete non-blank lines (without the newline) from a stream of byte chunks."""
+async def split_lines(chunks: AsyncIterable[bytes]) -> AsyncIterator[bytes | memoryview]:
+    """Yield complete non-blank lines (without the newline) from a stream of byte chunks.
+
+    A line inside one chunk is a memoryview of it (no copy: a streaming list sends tens of
+    thousands of lines, and a copy of each would churn the allocator's large blocks); a line
+    spanning chunks is joined into bytes once."""
     pending: list[bytes] = []
+    nonblank = _NONBLANK.search
     async for chunk in chunks:
         start = 0
         nl = chunk.find(b"\n")
+        view = memoryview(chunk) if nl >= 0 and not pending else None
         while nl >= 0:
-            piece = chunk[start:nl]
             if pending:
-                pending.append(piece)
+                pending.append(chunk[start:nl])
                 piece = b"".join(pending)
                 pending.clear()
-            if piece.strip():
-                yield piece
+                if piece.strip():
+                    yield piece
+            elif nonblank(chunk, start, nl):
+                if view is None:
+                    view = memoryview(chunk)
+                yield view[start:nl]
             start = nl + 1
             nl = chunk.find(b"\n", start)
         if start < len(chunk):

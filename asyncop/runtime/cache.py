@@ -7,9 +7,19 @@ the cached dicts, which callers must not mutate (copy with `asyncop.api.deep_cop
 resourceVersion N, it waits (bounded, on the Clock) until the cache holds N or newer, or
 until the informer's stream has passed N while the key is absent (deleted after the write).
 
-Invariants: at most one Informer per Kind; `stop()` cancels every informer task and waits
-for it to finish; waiters are woken by the informer's stream progress (no polling); a kind
-(or namespace) no informer watches raises `NotWatched` instead of waiting for nothing.
+A metadata-only Kind (`kind.metadata()`, what `owns(..., metadata_only=True)` watches) is a
+Kind of its own here: its informer lists and watches PartialObjectMetadata and its objects
+are `{apiVersion, kind, metadata}`; `get(kind.metadata(), name, ns)` reads them. A kind watched
+both whole and as metadata has two informers, as controller-runtime keeps two caches (its
+`OnlyMetadata` objects live apart from the typed ones): watch a kind one way per operator
+when memory matters. Read-your-own-writes waits on whichever of the two exists (the whole
+one when both do): a write to a Deployment made through `DEPLOYMENT` is seen by a
+metadata-only informer of Deployments too.
+
+Invariants: at most one Informer per Kind (a metadata-only Kind counts as another Kind);
+`stop()` cancels every informer task and waits for it to finish; waiters are woken by the
+informer's stream progress (no polling); a kind (or namespace) no informer watches raises
+`NotWatched` instead of waiting for nothing.
 """
 
 from __future__ import annotations
@@ -140,7 +150,7 @@ class Cache:
         `NotWatched` when no informer watches `kind` (or the key's namespace): a read that
         never went through this cache has nothing to catch up with.
         """
-        inf = self._informers.get(kind)
+        inf = self._informers.get(kind.full()) or self._informers.get(kind.metadata())
         if inf is None:
             raise NotWatched(f"no informer watches {kind}")
         return await inf.wait_for_resource_version(key, rv, timeout=timeout)

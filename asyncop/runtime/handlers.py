@@ -9,6 +9,10 @@ predicates that filter events first:
   namespace of the owned object (cluster-scoped owners get no namespace);
 - `watches(kind, mapper)`: any keys, `mapper(obj) -> Iterable[Request]`.
 
+Each takes `metadata_only=True` to watch PartialObjectMetadata instead of whole objects
+(`Watch.kind` is then `kind.metadata()`, an informer of its own, ~10x less memory per object):
+for kinds a controller only maps by owner references, labels or names.
+
 Each takes a `Kind` or a typed resource class (anything with a `KIND`, see
 `asyncop.api.KindSource`); the class is kept as `Watch.source`, so tools can find the
 custom resources an operator watches (to generate and install their CRDs).
@@ -144,19 +148,31 @@ def _source(kind: Kind | KindSource) -> KindSource | None:
     return None if isinstance(kind, Kind) else kind
 
 
-def for_(kind: Kind | KindSource, *predicates: Predicate) -> Watch:
-    """Reconcile the object itself: its own namespace/name."""
-    return Watch(kind_of(kind), "self", predicates, source=_source(kind))
+def _kind(kind: Kind | KindSource, metadata_only: bool) -> Kind:
+    k = kind_of(kind)
+    return k.metadata() if metadata_only else k
 
 
-def owns(kind: Kind | KindSource, *predicates: Predicate) -> Watch:
-    """Reconcile the controller owner (of the primary kind) of objects of `kind`."""
-    return Watch(kind_of(kind), "owner", predicates, source=_source(kind))
+def for_(kind: Kind | KindSource, *predicates: Predicate, metadata_only: bool = False) -> Watch:
+    """Reconcile the object itself: its own namespace/name (`metadata_only`: see `owns`)."""
+    return Watch(_kind(kind, metadata_only), "self", predicates, source=_source(kind))
 
 
-def watches(kind: Kind | KindSource, mapper: Mapper, *predicates: Predicate) -> Watch:
-    """Reconcile whatever `mapper(obj)` returns for objects of `kind`."""
-    return Watch(kind_of(kind), "mapped", predicates, mapper, source=_source(kind))
+def owns(kind: Kind | KindSource, *predicates: Predicate, metadata_only: bool = False) -> Watch:
+    """Reconcile the controller owner (of the primary kind) of objects of `kind`.
+
+    `metadata_only=True` (controller-runtime's `OnlyMetadata`) watches and caches only the
+    objects' metadata (PartialObjectMetadata): read them with `cache.get(kind.metadata(),
+    ...)`. A kind also watched whole gets a second informer."""
+    return Watch(_kind(kind, metadata_only), "owner", predicates, source=_source(kind))
+
+
+def watches(kind: Kind | KindSource, mapper: Mapper, *predicates: Predicate,
+            metadata_only: bool = False) -> Watch:
+    """Reconcile whatever `mapper(obj)` returns for objects of `kind` (`metadata_only`: the
+    mapper sees only `apiVersion`, `kind` and `metadata`; see `owns`)."""
+    return Watch(_kind(kind, metadata_only), "mapped", predicates, mapper,
+                 source=_source(kind))
 
 
 def _own_key(obj: RawObject) -> Iterable[Request]:

@@ -1,13 +1,27 @@
 """Informer: keeps a Store in step with the API server and tells handlers what changed.
 
 Per namespace scope (all namespaces, one, or each of a set) a reflector loop does:
-paginated LIST (limit/continue) -> WATCH from the list's resourceVersion with bookmarks ->
-on a normal end, WATCH again from the last resourceVersion seen (events and bookmarks
-advance it) -> on 410 Gone/Expired (HTTP or ERROR event), LIST again and emit synthetic
-events by diffing the store against the new list (delete for what vanished, update for a
-changed resourceVersion, add for what is new). Errors back off with jittered exponential
-delays through the Clock; an inactivity watchdog cancels a stream silent for longer than
-`watchdog_timeout` and resumes it.
+a streaming list (WatchList, KEP-3157: WATCH with `sendInitialEvents=true`,
+`resourceVersionMatch=NotOlderThan`, bookmarks on; the current objects come as ADDED events
+and end with a BOOKMARK annotated `k8s.io/initial-events-end: "true"`, after which the same
+stream carries the live events) -> on a normal end, WATCH again from the last
+resourceVersion seen (events and bookmarks advance it) -> on 410 Gone/Expired (HTTP or ERROR
+event), list again and emit synthetic events by diffing the store against the new list
+(delete for what vanished, update for a changed resourceVersion, add for what is new).
+The streamed objects are collected aside and replace the store's share at once when the end
+bookmark arrives, as a relist does; until then the store and `has_synced` are untouched.
+As client-go's reflector does (tools/cache/reflector.go, `watchList`): the first request
+sends the last synced resourceVersion (none at first: a consistent read), 410 or "too large
+resource version" start it again without one, 429 and lost connections back off and retry
+it, and any other refusal — a server without the WatchList feature (kube-apiserver before
+1.27 refuses `resourceVersionMatch` on a watch, 1.27-1.31 and 1.33 by default refuse
+`sendInitialEvents` with their WatchList gate off) — falls back to a paginated LIST
+(limit/continue) then WATCH from the list's resourceVersion, for this sync only: the next
+full sync tries the stream again. A stream that ends, or sends a plain bookmark, before the
+end bookmark comes from a server that ignored the request: LIST too. `watch_list=False`
+always lists. Errors back off with jittered exponential delays through the Clock; an
+inactivity watchdog cancels a stream silent for longer than `watchdog_timeout` and resumes
+it.
 
 Invariants: the store is updated before handlers run; every handler sees every event in
 order; handlers are plain sync callables that must not block (a controller's handler only
@@ -15,8 +29,15 @@ enqueues a key) and a raising handler is logged and never breaks the stream; a h
 with coroutine methods runs in its own task behind a bounded buffer, so a slow one holds up
 neither the stream nor the other handlers (on overflow it catches up from the store, see
 `listeners`); a handler added late first receives an add for every object already cached.
-Objects get `apiVersion`/`kind` filled in (LIST items lack them) and pass through
-`transform` (default: drop `metadata.managedFields`) before caching.
+Objects get `apiVersion`/`kind` filled in (LIST items lack them), pass through `transform`
+(default: drop `metadata.managedFields`; a metadata-only informer also drops kubectl's
+last-applied-configuration annotation, `strip_last_applied`) and, with `compact` (the
+default), share every part equal to the same part of their previous version or of the
+previous object stored (`runtime/compact.py`: structural sharing and interned strings,
+lossless) before caching. After each full sync the C heap's free pages go back to the OS
+(`runtime/heap.py`).
+A metadata-only Kind (`kind.metadata()`) lists and watches PartialObjectMetadata and caches
+`{apiVersion, kind, metadata}` under the object's own apiVersion and kind.
 
 Progress: each namespace stream records when it last made progress (a LIST finished, a watch
 event or bookmark, a watch that ended without error: its timeout, or silence past the
@@ -28,7 +49,8 @@ watches refreshes the store but is not progress: the informer is still not watch
 Sharding: with a `shard_scope` (a sharded Manager's `ShardScope`) the informer lists and
 watches only the shards this replica holds, with KEP-5866's `shardSelector`; a server that
 echoes the selector in `metadata.shardInfo` filtered for us, and for one that does not (older
-than 1.36, or the gate off) the informer filters with the same hash itself. When the held
+than 1.36, or the gate off) the informer filters with the same hash itself (a streaming list
+carries no such echo, so its events are always filtered here too). When the held
 shards change, the watch stops and the informer lists again: objects of shards gained come
 as adds, those of shards given up as deletes (the controllers' shard gate drops their keys).
 
@@ -53,6 +75,8 @@ from asyncop.api import ApiError, Gone, Kind, RawObject, error_from_status, obje
 from asyncop.api.shards import ShardSelector
 from asyncop.client import Backoff, Client, TransportError
 from asyncop.clock import Clock, wait_for
+from asyncop.runtime.compact import Compactor
+from asyncop.runtime.heap import release_free_memory
 from asyncop.runtime.listeners import (
     AsyncEventHandler,
     EventHandler,
@@ -67,6 +91,7 @@ from asyncop.runtime.store import NAMESPACE_INDEX, IndexFunc, Store
 log = structlog.get_logger("asyncop.informer")
 
 __all__ = [
+    "LAST_APPLIED",
     "AsyncEventHandler",
     "EventHandler",
     "FuncHandler",
@@ -84,6 +109,13 @@ DEFAULT_WATCHDOG_TIMEOUT = 120.0
 
 RELIST_AFTER_FAILURES = 5
 """Consecutive API errors on watch after which the reflector lists again."""
+
+INITIAL_EVENTS_END = "k8s.io/initial-events-end"
+"""The annotation of the BOOKMARK that ends a streaming list's initial events (KEP-3157)."""
+
+
+class WatchListUnsupported(Exception):
+    """The server answered a streaming list without streaming one (it ignored the request)."""
 
 
 def _too_large_rv(exc: ApiError) -> bool:
@@ -103,11 +135,26 @@ def _changed(old: RawObject, new: RawObject) -> bool:
 
 
 def strip_managed_fields(obj: RawObject) -> RawObject:
-    """The default transform: drop `metadata.managedFields` (large, and useless to a cache)."""
+    """The default transform: drop `metadata.managedFields` (large, and useless to a cache).
+
+    Safe for a reconciler that copies a cached object and PUTs it back: an update without
+    managedFields keeps the stored ones (kube's field manager)."""
     meta = obj.get("metadata")
     if meta is not None:
         meta.pop("managedFields", None)
     return obj
+
+
+LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
+"""kubectl's copy of the object as last applied (client-side apply): as large as the spec."""
+
+
+def _strip_last_applied(meta: dict[str, Any]) -> None:
+    annotations = meta.get("annotations")
+    if type(annotations) is dict and LAST_APPLIED in annotations:
+        del annotations[LAST_APPLIED]
+        if not annotations:
+            del meta["annotations"]
 
 
 class Informer:
@@ -128,8 +175,25 @@ class Informer:
         backoff: Backoff | None = None,
         indexers: dict[str, IndexFunc] | None = None,
         shard_scope: ShardScope | None = None,
+        watch_list: bool = True,
+        compact: bool = True,
+        strip_last_applied: bool | None = None,
     ) -> None:
+        """`watch_list`: sync with a streaming list when the server supports it (else, or
+        with False, a paginated LIST); `compact`: share equal parts between cached objects
+        (`runtime/compact.py`; cached objects must never be mutated either way);
+        `strip_last_applied`: drop kubectl's last-applied-configuration annotation (default:
+        for a metadata-only Kind only, whose objects are never written back whole; a whole
+        object copied from the cache and PUT back without it would lose it on the server,
+        so turn it on for whole kinds only when the operator writes them by patch or apply)."""
         self.client = client
+        self.watch_list = watch_list
+        self.compact = compact
+        self.strip_last_applied = (kind.metadata_only if strip_last_applied is None
+                                   else strip_last_applied)
+        self._exemplar: Any = None  # the last object stored: what the next new one shares with
+        self._compactor = Compactor()
+        self._syncing: set[str | None] = set()  # streams in a streaming list's initial events
         self.shard_scope = shard_scope
         """The held shards to list and watch (None: everything); set before `run()`."""
         self._shard: dict[str | None, tuple[ShardSelector | None, bool]] = {}
@@ -163,7 +227,8 @@ class Informer:
         self._waiters = VersionWaiters()
         self._rand = random.Random()
         self._running = False
-        self._log = log.bind(kind=str(kind))
+        self._log = log.bind(kind=str(kind), metadata_only=True) if kind.metadata_only \
+            else log.bind(kind=str(kind))
         self._dispatch = Handlers(self.store, log=self._log)
         self._added = self._dispatch.added
         self._updated = self._dispatch.updated
@@ -290,28 +355,69 @@ class Informer:
             await asyncio.gather(*tasks, return_exceptions=True)
             self._running = False
 
-    def _prepare(self, obj: dict[str, Any]) -> RawObject:
-        obj.setdefault("apiVersion", self.kind.api_version)
-        obj.setdefault("kind", self.kind.kind)
+    def _prepare(self, obj: dict[str, Any], old: RawObject | None = None, *,
+                 compact: bool = True) -> RawObject:
+        """A received object as it is cached: typed, transformed, and (with `compact`)
+        sharing what it has in common with `old` (its cached version) or else with the
+        object stored before it."""
+        kind = self.kind
+        if kind.metadata_only:  # PartialObjectMetadata, cached under the object's own kind
+            obj = {"apiVersion": kind.api_version, "kind": kind.kind,
+                   "metadata": obj.get("metadata") or {}}
+        else:
+            obj.setdefault("apiVersion", kind.api_version)
+            obj.setdefault("kind", kind.kind)
+        if self.strip_last_applied and type(obj.get("metadata")) is dict:
+            _strip_last_applied(obj["metadata"])
         raw: RawObject = obj  # type: ignore[assignment]
-        return self.transform(raw) if self.transform is not None else raw
+        if self.transform is not None:
+            raw = self.transform(raw)
+        if compact and self.compact:
+            raw = self._compactor.share(raw, old if old is not None else self._exemplar)
+            self._exemplar = raw
+        return raw
+
+    def _cached(self, obj: dict[str, Any], pending: dict[str, RawObject] | None = None
+                ) -> RawObject | None:
+        """The cached (or collected) version of a received object, if any."""
+        meta = obj.get("metadata")
+        if not isinstance(meta, dict):
+            return None
+        name = meta.get("name")
+        ns = meta.get("namespace")
+        key = f"{ns}/{name}" if ns else f"{name}"
+        if pending is not None:
+            found = pending.get(key)
+            if found is not None:
+                return found
+        return self.store.get(key)
 
     # -- reflector ----------------------------------------------------------------------------
 
     async def _reflect(self, ns: str | None) -> None:
         need_list = True
         watch_failing = False  # a relist forced by a failing watch is recovery, not progress
+        listing = not self.watch_list  # this sync uses LIST (no streaming list, or refused)
         attempt = 0
         retry_after: float | None = None
         while True:
+            streaming = False
             try:
-                if need_list:
+                if need_list and (listing or self._nothing_held()):
                     await self._list_and_sync(ns, progress=not watch_failing)
                     need_list = False
-                healthy = await self._watch_scoped(ns, self._scope_version.get(ns, 0))
+                    listing = not self.watch_list  # the next full sync tries streaming again
+                streaming = need_list
+                healthy = await self._watch_scoped(ns, self._scope_version.get(ns, 0),
+                                                   initial=streaming,
+                                                   progress=not watch_failing)
                 if healthy is None:  # the held shards changed: list them afresh
                     need_list = True
                     continue
+                if ns in self._syncing:
+                    raise WatchListUnsupported("the stream ended before the initial-events-end "
+                                               "bookmark")
+                need_list = False
                 if healthy:
                     # it ran without error to its end (its timeout, or silent past the
                     # watchdog on a server that sends no bookmarks): progress too
@@ -320,7 +426,14 @@ class Informer:
                     watch_failing = False
                     continue
                 reason = "watch ended without events"
+            except WatchListUnsupported as exc:
+                listing = True
+                self._log.info("streaming list not served; listing", namespace=ns,
+                               reason=str(exc))
+                continue
             except Gone as exc:
+                if streaming and ns in self._syncing:  # again, from a consistent read
+                    self._rv.pop(ns, None)
                 need_list = True
                 self._log.info("watch expired; relisting", namespace=ns, message=exc.message)
                 if attempt == 0:
@@ -328,20 +441,37 @@ class Informer:
                     continue
                 reason = "expired"
             except ApiError as exc:
+                initial = streaming and ns in self._syncing
+                if streaming and not initial:
+                    need_list = False  # the stream had synced: this broke its live part
                 reason = repr(exc)
                 retry_after = exc.retry_after
+                if initial and exc.code != 429 and not _too_large_rv(exc):
+                    # refused (no WatchList feature, or it is off): list, as client-go does
+                    listing = True
+                    self._log.info("streaming list refused; listing", namespace=ns,
+                                   code=exc.code, message=exc.message)
+                    continue
                 # the server forgot our version (e.g. restarted with fresh storage), or the
                 # watch keeps failing: start over from a fresh list
                 if _too_large_rv(exc):
                     need_list = True
+                    if initial:
+                        self._rv.pop(ns, None)
                 elif attempt + 1 >= RELIST_AFTER_FAILURES:
                     need_list = watch_failing = True
             except TransportError as exc:
+                if streaming and ns not in self._syncing:
+                    need_list = False
                 reason = repr(exc)
             except Exception as exc:
+                if streaming and ns not in self._syncing:
+                    need_list = False
                 if attempt == 0:
                     self._log.exception("informer loop failed", namespace=ns)
                 reason = repr(exc)
+            finally:
+                self._syncing.discard(ns)
             delay = self.backoff.delay(attempt)
             if retry_after is not None:  # the server said when (429 Retry-After)
                 delay = max(delay, retry_after)
@@ -351,8 +481,13 @@ class Informer:
                               reason=reason, delay=round(delay, 3), attempt=attempt)
             await self.clock.sleep(delay)
 
+    def _nothing_held(self) -> bool:
+        """Sharded, and no shard held: the list is empty without asking (see LIST)."""
+        scope = self.shard_scope
+        return scope is not None and scope.selector() is None
+
     async def _list_and_sync(self, ns: str | None, *, progress: bool = True) -> None:
-        items: list[dict[str, Any]] = []
+        items: list[RawObject] = []
         cont: str | None = None
         scope = self.shard_scope
         selector = scope.selector() if scope is not None else None
@@ -369,10 +504,13 @@ class Informer:
             meta = page.get("metadata") or {}
             if wanted is not None:
                 honoured = (meta.get("shardInfo") or {}).get("selector") == wanted
-            page_items = page.get("items") or []
+            page_items = page.pop("items", None) or []
+            del page
             if selector is not None and not honoured:  # the server ignored it: filter here
                 page_items = [i for i in page_items if selector.matches(i)]
-            items.extend(page_items)
+            # page by page into their cached form: the raw pages never pile up
+            items.extend(self._prepare(i, self._cached(i)) for i in page_items)
+            del page_items
             cont = meta.get("continue") or None
             if not cont:
                 rv = str(meta.get("resourceVersion", ""))
@@ -381,6 +519,13 @@ class Informer:
             self._shard[ns] = (selector, honoured)
             self._scope_version[ns] = version
         self._sync(ns, items)
+        del items
+        self._listed_at(ns, rv, progress=progress)
+
+    def _listed_at(self, ns: str | None, rv: str, *, progress: bool) -> None:
+        """The store's share for `ns` is the state at `rv`: record it, wake waiters, and
+        give the sync's freed heap back to the OS (`runtime/heap.py`)."""
+        release_free_memory()
         self._rv[ns] = rv
         self._listed.add(ns)
         if progress:
@@ -391,12 +536,12 @@ class Informer:
             self._synced.set()
             self._log.info("informer synced", objects=len(self.store))
 
-    def _sync(self, ns: str | None, items: list[dict[str, Any]]) -> None:
-        """Make the store's share for `ns` equal `items`, emitting the differences."""
+    def _sync(self, ns: str | None, objs: Iterable[RawObject]) -> None:
+        """Make the store's share for `ns` equal `objs` (cached form), emitting the
+        differences."""
         store = self.store
         scope = set(store.keys() if ns is None else store.keys_by_index(NAMESPACE_INDEX, ns))
-        for item in items:
-            obj = self._prepare(item)
+        for obj in objs:
             key = object_key(obj)
             scope.discard(key)
             old = store.add(obj)
@@ -409,14 +554,17 @@ class Informer:
             if gone is not None:
                 self._deleted(gone)
 
-    async def _watch_scoped(self, ns: str | None, version: int) -> bool | None:
+    async def _watch_scoped(self, ns: str | None, version: int, *, initial: bool = False,
+                            progress: bool = True) -> bool | None:
         """The watch, stopped early (None) when the held shards change."""
         scope = self.shard_scope
         if scope is None:
-            return await self._watch_guarded(ns)
-        if scope.version != version:
+            return await self._watch_guarded(ns, initial=initial, progress=progress)
+        if initial:
+            version = scope.version  # the stream lists the shards held now
+        elif scope.version != version:
             return None
-        watch = asyncio.create_task(self._watch_guarded(ns))
+        watch = asyncio.create_task(self._watch_guarded(ns, initial=initial, progress=progress))
         changed = asyncio.create_task(scope.wait_changed(version))
         try:
             done, _ = await asyncio.wait({watch, changed}, return_when=asyncio.FIRST_COMPLETED)
@@ -430,13 +578,14 @@ class Informer:
             return None if scope.version != version else healthy
         return None
 
-    async def _watch_guarded(self, ns: str | None) -> bool:
+    async def _watch_guarded(self, ns: str | None, *, initial: bool = False,
+                             progress: bool = True) -> bool:
         """One watch under the inactivity watchdog; True when it was healthy."""
         wd = self.watchdog_timeout
         if wd is None:
-            return await self._watch(ns)
+            return await self._watch(ns, initial=initial, progress=progress)
         clock = self.clock
-        task = asyncio.create_task(self._watch(ns))
+        task = asyncio.create_task(self._watch(ns, initial=initial, progress=progress))
         self._activity[ns] = clock.monotonic()
         fired = False
         timer = None
@@ -464,20 +613,34 @@ class Informer:
             if not task.done():
                 task.cancel()
 
-    async def _watch(self, ns: str | None) -> bool:
+    async def _watch(self, ns: str | None, *, initial: bool = False,
+                     progress: bool = True) -> bool:
+        """One watch stream; with `initial`, a streaming list: its initial events are
+        collected aside until the end bookmark replaces the store's share with them."""
+        if initial:
+            self._syncing.add(ns)
         timeout = int(self.watch_timeout * (1.0 + self._rand.random()))
         started = self.clock.monotonic()
         events = 0
         store = self.store
-        selector, honoured = self._shard.get(ns, (None, True))
-        if self.shard_scope is not None and selector is None:
-            await self.shard_scope.wait_changed(self.shard_scope.version)
+        scope = self.shard_scope
+        if initial:
+            selector = scope.selector() if scope is not None else None
+            if scope is not None:  # a stream carries no echo of the selector: filter here
+                self._shard[ns] = (selector, False)
+                self._scope_version[ns] = scope.version
+            honoured = False
+        else:
+            selector, honoured = self._shard.get(ns, (None, True))
+        if scope is not None and selector is None:
+            await scope.wait_changed(scope.version)
             return True  # nothing held: nothing to watch until that changes
         local = selector if not honoured else None  # filter here what the server did not
+        pending: dict[str, RawObject] | None = {} if initial else None
         stream = self.client.watch(
-            self.kind, namespace=ns, resource_version=self._rv.get(ns),
+            self.kind, namespace=ns, resource_version=self._rv.get(ns) or None,
             label_selector=self.label_selector, field_selector=self.field_selector,
-            timeout_seconds=timeout, allow_bookmarks=True,
+            timeout_seconds=timeout, allow_bookmarks=True, send_initial_events=initial,
             shard_selector=selector.format() if selector is not None else None,
         )
         async with contextlib.aclosing(stream):  # the response is released on any exit
@@ -489,7 +652,23 @@ class Informer:
                 raw = event.get("object") or {}
                 if typ == "ERROR":
                     raise error_from_status(int(raw.get("code") or 500), dict(raw))
-                rv = (raw.get("metadata") or {}).get("resourceVersion")
+                meta = raw.get("metadata") or {}
+                rv = meta.get("resourceVersion")
+                if pending is not None:  # the initial events of a streaming list
+                    if typ == "BOOKMARK":
+                        if (meta.get("annotations") or {}).get(INITIAL_EVENTS_END) != "true":
+                            raise WatchListUnsupported("a bookmark came before the "
+                                                       "initial-events-end bookmark")
+                        self._sync(ns, pending.values())
+                        pending = None
+                        self._syncing.discard(ns)
+                        self._listed_at(ns, str(rv or ""), progress=progress)
+                    elif typ == "DELETED":
+                        pending.pop(object_key(self._prepare(raw, compact=False)), None)
+                    elif local is None or local.matches(raw):
+                        obj = self._prepare(raw, self._cached(raw, pending))
+                        pending[object_key(obj)] = obj
+                    continue
                 if typ == "BOOKMARK":
                     if rv:
                         self._rv[ns] = str(rv)
@@ -500,11 +679,12 @@ class Informer:
                         self._rv[ns] = str(rv)
                     self._progressed(ns, now)
                     continue
-                obj = self._prepare(raw)
                 if typ == "DELETED":
+                    obj = self._prepare(raw, compact=False)
                     store.delete(obj)
                     self._deleted(obj)
                 elif typ in ("ADDED", "MODIFIED"):
+                    obj = self._prepare(raw, self._cached(raw))
                     old = store.add(obj)
                     if old is None:
                         self._added(obj)

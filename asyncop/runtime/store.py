@@ -7,7 +7,10 @@ of its ownerReferences); more can be passed as `indexers={name: fn(obj) -> [valu
 
 Invariant: the dicts returned by `get`, `list` and `by_index` are the cached objects
 themselves; callers must never mutate them (copy with `asyncop.api.deep_copy` first).
-Every index always agrees with the stored objects.
+Every index always agrees with the stored objects: index functions must be pure functions
+of the object (as client-go requires), since a replaced or deleted object is taken out of
+its buckets by running them again on it; no per-key record of its values is kept, so an
+index costs one bucket entry per object.
 """
 
 from __future__ import annotations
@@ -42,9 +45,8 @@ class Store:
         }
         if indexers:
             self._indexers.update(indexers)
-        # index name -> value -> keys; and index name -> key -> the values it is filed under
-        self._indices: dict[str, dict[str, set[str]]] = {n: {} for n in self._indexers}
-        self._filed: dict[str, dict[str, list[str]]] = {n: {} for n in self._indexers}
+        # index name -> value -> keys (a dict used as an ordered set: smaller than a set)
+        self._indices: dict[str, dict[str, dict[str, None]]] = {n: {} for n in self._indexers}
 
     # -- reads --------------------------------------------------------------------------------
 
@@ -83,7 +85,6 @@ class Store:
             raise ValueError(f"index {name!r} already exists")
         self._indexers[name] = fn
         self._indices[name] = {}
-        self._filed[name] = {}
         for key, obj in self._items.items():
             self._file(name, fn, key, obj)
 
@@ -94,7 +95,7 @@ class Store:
         key = object_key(obj)
         old = self._items.get(key)
         if old is not None:
-            self._unindex(key)
+            self._unindex(key, old)
         self._items[key] = obj
         for name, fn in self._indexers.items():
             self._file(name, fn, key, obj)
@@ -107,14 +108,13 @@ class Store:
         key = obj_or_key if isinstance(obj_or_key, str) else object_key(obj_or_key)
         old = self._items.pop(key, None)
         if old is not None:
-            self._unindex(key)
+            self._unindex(key, old)
         return old
 
     def replace(self, objs: Iterable[RawObject]) -> None:
         """Make the store hold exactly `objs` (no events; the Informer computes those)."""
         self._items = {}
         self._indices = {n: {} for n in self._indexers}
-        self._filed = {n: {} for n in self._indexers}
         for obj in objs:
             self.add(obj)
 
@@ -128,20 +128,22 @@ class Store:
         for value in values:
             bucket = index.get(value)
             if bucket is None:
-                index[value] = {key}
+                index[value] = {key: None}
             else:
-                bucket.add(key)
-        self._filed[name][key] = values
+                bucket[key] = None
 
-    def _unindex(self, key: str) -> None:
-        for name, filed in self._filed.items():
-            values = filed.pop(key, None)
+    def _unindex(self, key: str, old: RawObject) -> None:
+        """Take `key` out of the buckets `old` (the object stored under it) is filed in: the
+        index functions run again on it, as client-go's indexer does (they are pure, and a
+        cached object never changes), so no per-key record of its values is kept."""
+        for name, fn in self._indexers.items():
+            values = fn(old)
             if not values:
                 continue
             index = self._indices[name]
             for value in values:
                 bucket = index.get(value)
                 if bucket is not None:
-                    bucket.discard(key)
+                    bucket.pop(key, None)
                     if not bucket:
                         del index[value]

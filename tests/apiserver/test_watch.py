@@ -150,22 +150,23 @@ async def test_bookmarks_and_timeout_on_fake_clock(http: aiohttp.ClientSession) 
 
 
 async def test_send_initial_events_ends_with_annotated_bookmark(
-        apiserver_no_sim: ApiServer, http: aiohttp.ClientSession) -> None:
-    srv = apiserver_no_sim
-    await _create(http, srv, "a")
-    await _create(http, srv, "b")
-    url = (srv.url + CM + "?watch=1&sendInitialEvents=true&resourceVersionMatch=NotOlderThan"
-           "&allowWatchBookmarks=true")
-    stream = Stream(http, url)
-    await eventually(lambda: len(stream.events) == 3)
-    assert stream.types() == ["ADDED", "ADDED", "BOOKMARK"]
-    meta = stream.events[2]["object"]["metadata"]
-    assert meta["annotations"] == {"k8s.io/initial-events-end": "true"}
-    await _create(http, srv, "c")
-    await eventually(lambda: len(stream.events) == 4)
-    await stream.close()
-    async with http.get(srv.url + CM + "?watch=1&sendInitialEvents=true") as resp:
-        assert resp.status == 422
+        http: aiohttp.ClientSession) -> None:
+    # kube 1.33 ships the WatchList gate off (tests/apiserver/test_watchlist.py): on here
+    async with ApiServer(simulators=False, feature_gates={"WatchList": True}) as srv:
+        await _create(http, srv, "a")
+        await _create(http, srv, "b")
+        url = (srv.url + CM + "?watch=1&sendInitialEvents=true"
+               "&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true")
+        stream = Stream(http, url)
+        await eventually(lambda: len(stream.events) == 3)
+        assert stream.types() == ["ADDED", "ADDED", "BOOKMARK"]
+        meta = stream.events[2]["object"]["metadata"]
+        assert meta["annotations"] == {"k8s.io/initial-events-end": "true"}
+        await _create(http, srv, "c")
+        await eventually(lambda: len(stream.events) == 4)
+        await stream.close()
+        async with http.get(srv.url + CM + "?watch=1&sendInitialEvents=true") as resp:
+            assert resp.status == 422
 
 
 async def test_cut_watches_ends_streams(apiserver_no_sim: ApiServer,

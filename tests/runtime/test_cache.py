@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from asyncop.api import Kind, deep_copy
+from asyncop.api import Invalid, Kind, deep_copy, status_body
 from asyncop.api.kinds import CONFIGMAP, NAMESPACE
 from asyncop.apiserver import ApiServer
 from asyncop.client import Client, ClientConfig
@@ -23,7 +23,8 @@ from asyncop.testing import FakeClock
 
 
 class Source:
-    """Objects per Kind; each watch gets a queue the test feeds."""
+    """Objects per Kind; each watch gets a queue the test feeds. Streaming lists are refused,
+    as kube-apiserver 1.33 does by default, so the informers LIST (test_watchlist.py streams)."""
 
     def __init__(self) -> None:
         self.rv = 10
@@ -47,7 +48,11 @@ class Source:
                  if namespace is None or k.startswith(namespace + "/")]
         return {"items": items, "metadata": {"resourceVersion": str(self.rv)}}
 
-    async def watch(self, kind: Kind, **_: Any) -> AsyncIterator[dict[str, Any]]:
+    async def watch(self, kind: Kind, *, send_initial_events: bool = False,
+                    **_: Any) -> AsyncIterator[dict[str, Any]]:
+        if send_initial_events:
+            raise Invalid(status_body(422, "sendInitialEvents is forbidden for watch unless "
+                                      "the WatchList feature gate is enabled"))
         q = self.streams.setdefault(kind, asyncio.Queue())
         self.watching.add(kind)
         try:

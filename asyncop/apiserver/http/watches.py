@@ -2,8 +2,13 @@
 
 Start (docs/apiserver.md, "Watch"): resourceVersion unset/"0" → synthetic ADDED for current
 objects; N → replay history after N (410 ERROR event if compacted, 504 ERROR if in the
-future); sendInitialEvents=true → ADDED for current objects then a BOOKMARK annotated
-`k8s.io/initial-events-end`. The watcher is registered in the same synchronous step that reads
+future); a streaming list (sendInitialEvents=true, `http/watchlist.py` for its options and
+the WatchList gate) → ADDED for current objects (at least as new as N: 504 when N is in the
+future) then, with bookmarks allowed, a BOOKMARK annotated `k8s.io/initial-events-end`;
+sendInitialEvents=false → no initial events, live from N (or from now). Under
+`Accept: ...;as=PartialObjectMetadata` every event's object, bookmarks included, is a
+`meta.k8s.io/v1` PartialObjectMetadata (kube: asPartialObjectMetadata on every watch event).
+The watcher is registered in the same synchronous step that reads
 the starting state, so no event is lost or duplicated. Bookmarks and timeoutSeconds run on the
 server's clock; a bookmark is sent only when the queue is empty, so its resourceVersion
 covers everything delivered. Invariant: the stream always ends cleanly (end of chunked body).
@@ -22,7 +27,7 @@ from aiohttp import web
 from asyncop.api import ApiError
 from asyncop.apiserver.core import errors
 from asyncop.apiserver.core.resources import ResourceType
-from asyncop.apiserver.http import sharding
+from asyncop.apiserver.http import sharding, watchlist
 from asyncop.apiserver.http.selectors import matcher, parse_field_selector, parse_label_selector
 from asyncop.apiserver.http.wire import Target, partial_metadata, wants_metadata, wants_table
 from asyncop.apiserver.storage.objects import as_version
@@ -33,7 +38,7 @@ from asyncop.apiserver.tables.table import to_table
 from asyncop.apiserver.webhooks.conversion import Conversion
 from asyncop.clock import Clock, Timer
 
-INITIAL_EVENTS_END = "k8s.io/initial-events-end"
+INITIAL_EVENTS_END = watchlist.INITIAL_EVENTS_END
 #: below this many queued events, the pump yields one loop turn before writing
 COALESCE = 64
 
@@ -69,18 +74,8 @@ class WatchRoutes:
     async def watch(self, request: web.Request, t: Target) -> web.StreamResponse:
         rt = t.rt
         q = request.query
-        send_initial = q.get("sendInitialEvents", "").lower() == "true"
-        rvm = q.get("resourceVersionMatch") or ""
-        if send_initial and rvm != "NotOlderThan":
-            raise errors.invalid_options("ListOptions", [errors.cause(
-                "sendInitialEvents", "FieldValueForbidden",
-                "Forbidden: sendInitialEvents requires setting resourceVersionMatch to "
-                "NotOlderThan")])
-        if rvm and not send_initial:
-            raise errors.invalid_options("ListOptions", [errors.cause(
-                "resourceVersionMatch", "FieldValueForbidden",
-                "Forbidden: resourceVersionMatch is forbidden for watch unless "
-                "sendInitialEvents is provided")])
+        start = watchlist.watch_start(q, minor=self.store.minor,
+                                      enabled=watchlist.GATE in self.store.features)
         labels = parse_label_selector(q.get("labelSelector"))
         fields = parse_field_selector(q.get("fieldSelector"), rt)
         name = t.name
@@ -95,12 +90,17 @@ class WatchRoutes:
                           name=name, match=sharding.with_shard(matcher(labels, fields), shard),
                           queue_size=self.store.watch_queue_size)
         table = wants_table(request)
+        if table and start.end_bookmark:  # kube: watchListEndpointRestrictions (no Table)
+            if not _plain_json_accepted(request.headers.get("Accept", "")):
+                raise errors.not_acceptable()
+            table = False
         metadata_only = wants_metadata(request)
         hook = None if metadata_only else self.conversion.webhook(rt)
         projection = _projection(rt, self._views, metadata_only=metadata_only,
                                  stored=hook is not None)
         # the synchronous start: read state and register the watcher in one step
-        first, error = self._start(rt, watcher, rv_text, projection, send_initial=send_initial)
+        first, error = self._start(rt, watcher, rv_text, projection, start=start,
+                                   metadata_only=metadata_only)
         if error is None:
             self.store.hub.add(watcher)
         response = web.StreamResponse(status=200)
@@ -125,7 +125,8 @@ class WatchRoutes:
             if bookmarks:
                 self._schedule_bookmark(state, watcher, timers)
             await self._pump(response, watcher, rt, state, timers, bookmarks=bookmarks,
-                             table=table, projection=projection, hook=hook)
+                             table=table, projection=projection, hook=hook,
+                             metadata_only=metadata_only)
             with contextlib.suppress(ConnectionError):
                 await response.write_eof()
         except ConnectionError:
@@ -138,18 +139,30 @@ class WatchRoutes:
         return response
 
     def _start(self, rt: ResourceType, watcher: Watcher, rv_text: str, projection: Projection,
-               *, send_initial: bool) -> tuple[list[bytes], ApiError | None]:
+               *, start: watchlist.WatchStart, metadata_only: bool,
+               ) -> tuple[list[bytes], ApiError | None]:
         """The lines that open the stream (initial ADDEDs or replayed history), or the
         error event to send instead. Never awaits: no event can slip in between."""
         first: list[bytes] = []
         current = self.store.resource_version
-        if send_initial or rv_text in ("", "0"):
+        if start.send_initial is not None and rv_text not in ("", "0"):
+            try:  # NotOlderThan N: the state now, which is at least N unless N is ahead
+                wanted = int(rv_text)
+            except ValueError:
+                raise errors.bad_request(f'invalid resource version "{rv_text}"') from None
+            if wanted > current:
+                return [], errors.too_large_rv(wanted, current)
+        if start.send_initial or (start.send_initial is None and rv_text in ("", "0")):
             for obj in self.store.raw_items(rt.gr, watcher.namespace):
                 if watcher.transition(_Added(obj)) == "ADDED":
                     first.append(encode_line("ADDED", projection[1](obj)))
-            if send_initial:
-                first.append(encode_line("BOOKMARK", _bookmark(rt, current, initial_end=True)))
+            if start.end_bookmark:
+                first.append(encode_line("BOOKMARK", _bookmark(
+                    rt, current, initial_end=True, metadata_only=metadata_only)))
             return first, None
+        if start.send_initial is not None:  # sendInitialEvents=false: live from here
+            if rv_text in ("", "0"):
+                return first, None
         try:
             since = int(rv_text)
         except ValueError:
@@ -170,7 +183,7 @@ class WatchRoutes:
     async def _pump(self, response: web.StreamResponse, watcher: Watcher, rt: ResourceType,
                     state: dict[str, bool], timers: dict[str, Timer], *, bookmarks: bool,
                     table: bool, projection: Projection,
-                    hook: dict[str, Any] | None) -> None:
+                    hook: dict[str, Any] | None, metadata_only: bool = False) -> None:
         while True:
             if watcher.queue:
                 if len(watcher.queue) < COALESCE:
@@ -188,15 +201,15 @@ class WatchRoutes:
                 continue
             if state["timed_out"]:
                 if bookmarks:
-                    await response.write(encode_line(
-                        "BOOKMARK", _bookmark(rt, self.store.resource_version)))
+                    await response.write(encode_line("BOOKMARK", _bookmark(
+                        rt, self.store.resource_version, metadata_only=metadata_only)))
                 return
             if watcher.closed:
                 return
             if state["bookmark"]:
                 state["bookmark"] = False
-                await response.write(encode_line(
-                    "BOOKMARK", _bookmark(rt, self.store.resource_version)))
+                await response.write(encode_line("BOOKMARK", _bookmark(
+                    rt, self.store.resource_version, metadata_only=metadata_only)))
                 self._schedule_bookmark(state, watcher, timers)
                 continue
             await watcher.wait()
@@ -268,11 +281,25 @@ def _expire(state: dict[str, bool], watcher: Watcher) -> None:
     watcher.wake()
 
 
-def _bookmark(rt: ResourceType, rv: int, *, initial_end: bool = False) -> dict[str, Any]:
+def _bookmark(rt: ResourceType, rv: int, *, initial_end: bool = False,
+              metadata_only: bool = False) -> dict[str, Any]:
     meta: dict[str, Any] = {"resourceVersion": str(rv)}
     if initial_end:
         meta["annotations"] = {INITIAL_EVENTS_END: "true"}
+    if metadata_only:
+        return partial_metadata({"metadata": meta})
     return {"kind": rt.kind, "apiVersion": rt.api_version, "metadata": meta}
+
+
+def _plain_json_accepted(accept: str) -> bool:
+    """The Accept header also takes JSON without a conversion (`as=`): the fallback kube
+    negotiates to when a Table is not allowed."""
+    for part in accept.split(","):
+        media, _, params = part.partition(";")
+        if media.strip().lower() in ("application/json", "*/*", "application/*") and \
+                "as=" not in params:
+            return True
+    return False
 
 
 def _float(value: str | None) -> float | None:
