@@ -16,8 +16,9 @@ too). Linking reads the checkout and writes only into the environment.
 
 Invariants: standard library only (it runs before asyncop's dependencies are installed, as a
 script: `-I` keeps this file's directory off `sys.path`); nothing under the checkout is
-created, changed or removed; running it again replaces the previous link (and any earlier
-`asyncop` dist-info in that environment) with the same files.
+created, changed or removed; running it again replaces the previous link with the same
+files; an asyncop installed there by other means is refused (uninstall it first), since its
+files would shadow the checkout.
 """
 
 from __future__ import annotations
@@ -37,7 +38,8 @@ INSTALLER = "asyncop-editable"
 
 
 class LinkError(ValueError):
-    """The path is not an asyncop checkout; the message is one line naming it."""
+    """The path is not an asyncop checkout, or the environment has asyncop installed by
+    other means; the message is one line naming it."""
 
 
 def _project(checkout: Path) -> dict[str, object]:
@@ -114,6 +116,11 @@ def link(checkout: Path) -> list[Path]:
     site = Path(sysconfig.get_paths()["purelib"])
     scripts_dir = Path(sysconfig.get_paths()["scripts"])
     for old in site.glob(f"{DIST}-*.dist-info"):
+        installer = old / "INSTALLER"
+        ours = installer.is_file() and installer.read_text(encoding="utf-8").strip() == INSTALLER
+        if not ours or (site / DIST).exists():
+            raise LinkError(f"asyncop is already installed in {site} ({old.name}); uninstall "
+                            "it first (pip uninstall asyncop), or start from a fresh venv")
         shutil.rmtree(old)
     info = site / f"{DIST}-{project['version']}.dist-info"
     info.mkdir(parents=True)

@@ -18,6 +18,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.timeout(120)
+
 ROOT = Path(__file__).resolve().parents[2]
 EDITABLE = Path("asyncop/project/editable.py")
 
@@ -90,4 +92,17 @@ def test_a_directory_that_is_not_an_asyncop_checkout_is_one_line(tmp_path: Path)
         "not declare the project 'asyncop' beside an asyncop/ package)")
 
 
-pytestmark = pytest.mark.timeout(120)
+def test_an_asyncop_installed_by_pip_is_not_shadowed_but_refused(tmp_path: Path) -> None:
+    env = tmp_path / "venv"
+    venv.create(env, with_pip=False)
+    site = env / "lib" / f"python{sys.version_info[0]}.{sys.version_info[1]}" / "site-packages"
+    (site / "asyncop").mkdir()
+    (site / "asyncop-0.0.9.dist-info").mkdir()
+    (site / "asyncop-0.0.9.dist-info" / "INSTALLER").write_text("pip\n")
+    done = subprocess.run([str(env / "bin" / "python"), "-I", str(ROOT / EDITABLE), str(ROOT)],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2
+    assert done.stderr.strip() == (
+        f"editable.py: error: asyncop is already installed in {site} (asyncop-0.0.9.dist-info); "
+        "uninstall it first (pip uninstall asyncop), or start from a fresh venv")
+    assert not (site / "_asyncop_checkout.pth").exists()
