@@ -17,7 +17,7 @@ import os
 import tempfile
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import structlog
 import yaml
@@ -35,6 +35,9 @@ from asyncop.apiserver.storage.store import Store
 from asyncop.certs import Certificate
 from asyncop.clock import Clock, RealClock
 
+if TYPE_CHECKING:
+    from asyncop.apiserver.simulators.config import SimulatorConfig
+
 log = structlog.get_logger("asyncop.apiserver")
 
 HEADER_TIMEOUT = 32.0
@@ -46,7 +49,7 @@ fields have theirs in `http/malformed.py`."""
 
 class ApiServer:
     def __init__(self, *, host: str = "127.0.0.1", port: int = 0, clock: Clock | None = None,
-                 simulators: Any = True, history: int = 10_000,
+                 simulators: bool | SimulatorConfig = True, history: int = 10_000,
                  version: tuple[str, str] = ("1", "33"), bookmark_interval: float = 60.0,
                  watch_queue_size: int = 10_000, seed: int | None = None, tls: bool = False,
                  token: str | None = None, cert_dir: str | Path | None = None,

@@ -21,11 +21,14 @@ from asyncop.project.config import ProjectConfig, ProjectError
 from asyncop.project.generate import drift, expected_files, sync
 from asyncop.project.scaffold import (
     ApiRequest,
+    CrdNames,
     InitRequest,
     ScaffoldError,
     Written,
     api_files,
     builtin_clashes,
+    crd_clashes,
+    crd_names_in,
     init_files,
     register,
     write_kept,
@@ -33,20 +36,22 @@ from asyncop.project.scaffold import (
 )
 
 
-def asyncop_requirement() -> str:
-    """What a new project's Makefile installs asyncop from: this source tree when asyncop runs
-    from a checkout (it is not on an index then), else the distribution name."""
-    source = Path(asyncop.__file__).resolve().parents[1]
+def asyncop_source(package_dir: Path | None = None) -> str:
+    """Where a new project's Makefile gets asyncop (`ASYNCOP`), as this environment has it: the
+    checkout asyncop runs from when it runs from one (an editable install, or a source tree
+    on the path: it is linked, editable, never pip-installed, which would write into it), else
+    "" (an installed distribution: pip installs the version pyproject.toml asks for)."""
+    source = (package_dir or Path(asyncop.__file__).resolve().parent).parent
     pyproject = source / "pyproject.toml"
     if pyproject.is_file() and 'name = "asyncop"' in pyproject.read_text(encoding="utf-8"):
         return str(source)
-    return "asyncop"
+    return ""
 
 
 def init_command(args: argparse.Namespace) -> int:
     root = Path(args.dir)
     request = InitRequest(name=args.name, domain=args.domain, directory=root,
-                          package=args.package, asyncop_requirement=asyncop_requirement(),
+                          package=args.package, asyncop_source=asyncop_source(),
                           asyncop_version=asyncop.__version__)
     try:
         written = write_new(init_files(request))
@@ -72,18 +77,34 @@ def create_api_command(args: argparse.Namespace) -> int:
                          group=args.group, version=args.version, kind=args.kind,
                          plural=args.plural, namespaced=not args.cluster)
     operator_py = config.root / package / "operator.py"
+    crds = [*(crd_names_in(config.crds, root=config.root) if config.crds else ()),
+            *bundled_crds()]
     try:
         files = api_files(request)
+        notes = [*builtin_clashes(request), *crd_clashes(request, crds)]
         if not operator_py.is_file():
             raise ScaffoldError(f"{operator_py} is missing; create api registers kinds there")
         written = [*write_kept(files), register(operator_py, request)]
     except ScaffoldError as exc:
         raise UserError(str(exc)) from None
     _report(written, config.root)
-    for clash in builtin_clashes(request):
-        print(f"note: {clash}")
+    for note in notes:
+        print(f"note: {note}")
     _regenerate(config.root)
     return 0
+
+
+def bundled_crds() -> list[CrdNames]:
+    """The CRDs of the operators bundled with asyncop (`asyncop run` without a TARGET)."""
+    from asyncop.controllers.kinds import RESOURCES  # the bundled controllers load lazily
+
+    out = []
+    for resource in RESOURCES:
+        info = getattr(resource, "__resource__", None)
+        if info is not None:
+            out.append(CrdNames(group=info.group, kind=info.kind, plural=info.plural,
+                                singular=info.singular, where="bundled with asyncop"))
+    return out
 
 
 def _report(written: list[Written], root: Path) -> None:

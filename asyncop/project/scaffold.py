@@ -11,7 +11,11 @@ the project's package; `gitignore`/`dockerignore` become dot files.
 `config/samples/<group>_<version>_<kind>.yaml`, and registers the kind in `operator.py`
 below its `# asyncop:scaffold:*` markers. `builtin_clashes` names the built-in kinds whose
 resource names (plural or singular) the new kind also takes: kubectl resolves such a short
-name to the built-in one, so the new kind needs its full name there.
+name to the built-in one, so the new kind needs its full name there. `crd_clashes` does the
+same for CRDs — the project's own (`crd_names_in(config/crd)`) and the ones bundled with
+asyncop — in other groups (kubectl then means one of the two: the full names say which);
+in the kind's own group, a name another kind already has is a `ScaffoldError` before anything
+is written (kube would not accept that CRD's names).
 
 Invariants: scaffolding never overwrites a file whose content differs from what it would
 write (`init` refuses with one line; `create api` keeps the user's edited file and says so);
@@ -21,11 +25,13 @@ running either twice changes nothing; every problem is a `ScaffoldError` with on
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from importlib import resources
 from importlib.resources.abc import Traversable
 from pathlib import Path
+
+import yaml
 
 from asyncop.api.kinds import BUILTIN
 from asyncop.crd import names
@@ -84,7 +90,9 @@ class InitRequest:
     domain: str
     directory: Path
     package: str | None = None
-    asyncop_requirement: str = "asyncop"
+    asyncop_source: str = ""
+    """`ASYNCOP` in the Makefile: an asyncop checkout's path, a pip requirement, or "" (the
+    version pyproject.toml asks for, from the package index)."""
     asyncop_version: str = "0.1.0"
 
     def values(self) -> dict[str, str]:
@@ -99,7 +107,7 @@ class InitRequest:
             raise ScaffoldError(f"package name {package!r} must be a Python identifier not "
                                 "starting with asyncop (use --package)")
         return {"name": self.name, "domain": self.domain, "package": package,
-                "asyncop_requirement": self.asyncop_requirement,
+                "asyncop_source": self.asyncop_source,
                 "asyncop_version": self.asyncop_version}
 
 
@@ -185,6 +193,76 @@ def builtin_clashes(request: ApiRequest) -> list[str]:
             out.append(f"{' and '.join(taken)} also {verb} the built-in {kind.kind} "
                        f"({kind.api_version}): `kubectl get {taken[0]}` lists those; "
                        f"`kubectl get {values['plural']}.{values['group']}` lists yours")
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class CrdNames:
+    """The names of one CRD that kubectl resolves (`spec.names`), and where it comes from."""
+
+    group: str
+    kind: str
+    plural: str
+    singular: str
+    where: str
+    """Where the user finds it: "this project's config/crd/x.yaml", "bundled with asyncop"."""
+
+    @property
+    def resource(self) -> str:
+        return f"{self.plural}.{self.group}"
+
+
+def crd_names_in(directory: Path, *, root: Path) -> list[CrdNames]:
+    """The CRDs in the YAML files of `directory` (a project's generated `config/crd`)."""
+    found: list[CrdNames] = []
+    for path in sorted(directory.glob("*.y*ml")) if directory.is_dir() else ():
+        try:
+            docs = list(yaml.safe_load_all(path.read_text(encoding="utf-8")))
+        except (OSError, yaml.YAMLError):
+            continue  # not ours to judge here: `asyncop generate` rewrites it
+        for doc in docs:
+            if not isinstance(doc, dict) or doc.get("kind") != "CustomResourceDefinition":
+                continue
+            spec = doc.get("spec")
+            names = spec.get("names") if isinstance(spec, dict) else None
+            if not isinstance(spec, dict) or not isinstance(names, dict):
+                continue
+            rel = path.relative_to(root) if path.is_relative_to(root) else path
+            found.append(CrdNames(group=str(spec.get("group") or ""),
+                                  kind=str(names.get("kind") or ""),
+                                  plural=str(names.get("plural") or ""),
+                                  singular=str(names.get("singular") or "").lower()
+                                  or str(names.get("kind") or "").lower(),
+                                  where=f"this project's {rel}"))
+    return found
+
+
+def crd_clashes(request: ApiRequest, crds: Iterable[CrdNames]) -> list[str]:
+    """One line per CRD of another group that has the new kind's plural or singular as its
+    own plural or singular (kubectl then resolves the bare name to one of the two); raises
+    ScaffoldError when a CRD of the same group has one of its names or its kind (another
+    kind, or the same kind under another plural: kube accepts only one of them)."""
+    values = request.values()
+    group, plural = values["group"], values["plural"]
+    mine = {plural, values["kind_lower"]}
+    out = []
+    for crd in crds:
+        taken = sorted(mine & {crd.plural, crd.singular}, key=len, reverse=True)
+        if crd.group == group:
+            if crd.kind == request.kind and crd.plural == plural:
+                continue  # the same CRD: another version of it, or the same again
+            if taken or crd.kind == request.kind:
+                what = f"the name {taken[0]!r}" if taken else f"the kind {request.kind!r}"
+                raise ScaffoldError(f"{what} is already taken in {group} by the CRD "
+                                    f"{crd.resource} (kind {crd.kind}, {crd.where}); choose "
+                                    "another --kind or --plural")
+            continue
+        if taken:
+            verb = "names" if len(taken) == 1 else "name"
+            out.append(f"{' and '.join(taken)} also {verb} the CRD {crd.resource} (kind "
+                       f"{crd.kind}, {crd.where}): `kubectl get {taken[0]}` lists one of the "
+                       f"two; `kubectl get {crd.resource}` lists those, `kubectl get "
+                       f"{plural}.{group}` lists yours")
     return out
 
 

@@ -1,8 +1,10 @@
 """Cache: one shared Informer per Kind for every controller of a Manager, plus reads.
 
 `informer(kind)` creates the informer on first use (and starts it at once if the cache is
-already running); reads (`get`, `list`, `by_index`) go to that informer's Store and return
-the cached dicts, which callers must not mutate (copy with `asyncop.api.deep_copy`).
+already running); reads (`get`, `list`, `owned_by`, `by_index`) go to that informer's Store
+and return the cached dicts, which callers must not mutate (copy with `asyncop.api.deep_copy`).
+`owned_by(kind, owner)` is the owner index: the objects of `kind` whose ownerReferences name
+`owner`'s uid (`by_index(kind, "owner_uid", uid)` is the same read).
 `wait_for_resource_version` gives read-your-own-writes: after a write returned
 resourceVersion N, it waits (bounded, on the Clock) until the cache holds N or newer, or
 until the informer's stream has passed N while the key is absent (deleted after the write).
@@ -35,7 +37,7 @@ from asyncop.client import Client
 from asyncop.clock import Clock
 from asyncop.runtime.informer import Informer
 from asyncop.runtime.ownwrites import NotWatched
-from asyncop.runtime.store import NAMESPACE_INDEX
+from asyncop.runtime.store import NAMESPACE_INDEX, OWNER_UID_INDEX
 
 log = structlog.get_logger("asyncop.cache")
 _Objects = list[RawObject]
@@ -132,7 +134,27 @@ class Cache:
                 selected.append(obj)
         return selected
 
+    def owned_by(self, kind: Kind, owner: RawObject | str, *,
+                 controller: bool = False) -> _Objects:
+        """The cached objects of `kind` that `owner` (an object, or its uid) owns: an entry of
+        their `metadata.ownerReferences` has its uid; with `controller=True`, only those it
+        controls (that entry has `controller: true`). A read of the `owner_uid` index."""
+        if isinstance(owner, str):
+            uid = owner
+        else:
+            uid = (owner.get("metadata") or {}).get("uid") or ""
+            if not uid:
+                raise ValueError("owned_by: the owner has no metadata.uid (it was never stored)")
+        owned = self.informer(kind).store.by_index(OWNER_UID_INDEX, uid)
+        if not controller:
+            return owned
+        return [obj for obj in owned
+                if any(ref.get("uid") == uid and ref.get("controller") is True
+                       for ref in obj["metadata"].get("ownerReferences") or ())]
+
     def by_index(self, kind: Kind, index: str, value: str) -> _Objects:
+        """The cached objects of `kind` filed under `value` in the store's index `index`
+        (`namespace`, `owner_uid`, or one added with `Store.add_indexer`)."""
         return self.informer(kind).store.by_index(index, value)
 
     def object_count(self, kind: Kind) -> int:

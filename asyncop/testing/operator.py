@@ -9,15 +9,17 @@ async def test_memcached(apiserver):                    # the fixture: a fresh A
 
 It installs the operator's CRDs (generated from its typed resources, exactly what
 `asyncop generate` writes), builds its controllers (all, or `controllers=`), starts a Manager
-(optionally on a FakeClock) and stops it on exit. On a FakeClock the exit keeps virtual time
-moving until the Manager has stopped: a reconcile still waiting on the clock (a requeue
-backoff, a client retry, `clock.sleep`) would otherwise hold the Manager's graceful shutdown
-for ever, since its grace period is on that clock too.
+(optionally on a FakeClock: `clock=`, by default the clock of an in-process server that runs
+on one, such as the `apiserver_on_fake_clock` fixture's) and stops it on exit.
+
+On a FakeClock the exit keeps virtual time moving until the Manager has stopped: a reconcile
+still waiting on the clock (a requeue backoff, a client retry, `clock.sleep`) would otherwise
+hold the Manager's graceful shutdown for ever, since its grace period is on that clock too.
 
 `idle(mgr)` says whether the operator has caught up: no controller has a key queued or being
 reconciled (keys waiting for a `requeue_after` do not count). Tests on a FakeClock wait for it
-(with `eventually`) before they move time again, so nothing the operator was about to do at
-one instant happens at a later one.
+before they move time again (`advance_until(..., caught_up=lambda: idle(mgr))`), so nothing
+the operator was about to do at one instant happens at a later one.
 
 Invariants: the Manager has no probe or metrics server and no signal handlers; nothing is
 left running after the `async with`.
@@ -53,8 +55,12 @@ async def run_operator(
     workers: int | None = None,
     install: bool = True,
 ) -> AsyncIterator[Manager]:
-    """Yield a started Manager running `operator` against `apiserver` (or a server URL)."""
+    """Yield a started Manager running `operator` against `apiserver` (or a server URL), on
+    `clock` (by default: the server's own clock if it is a FakeClock, else real time)."""
     url = apiserver if isinstance(apiserver, str) else apiserver.url
+    if clock is None and isinstance(apiserver, ApiServer) and isinstance(apiserver.clock,
+                                                                          FakeClock):
+        clock = apiserver.clock
     config = await load_config(url=url)
     mgr = Manager(config=config, clock=clock,
                   namespaces=list(namespaces) if namespaces is not None else None)

@@ -64,9 +64,28 @@ async def test_the_readme_tutorial_yields_a_working_operator(tmp_path: Path) -> 
         await shell.close()
 
 
+def untouched(checkout: Path) -> dict[str, int]:
+    """What a build in `checkout` would change: its top-level entries (`build/`, `dist/`) and
+    its egg-info's files, with their modification times."""
+    entries = {p.name: p.stat().st_mtime_ns for p in checkout.iterdir()}
+    entries.update({str(p.relative_to(checkout)): p.stat().st_mtime_ns
+                    for p in checkout.glob("*.egg-info/*")})
+    return entries
+
+
 async def test_a_project_fresh_from_init_passes_its_own_test_and_lint(tmp_path: Path) -> None:
+    """As `asyncop init` wrote it: its Makefile links this checkout into the project's .venv
+    (asyncop runs from a checkout here) and writes nothing into it; `make lint` type-checks
+    the tests too."""
     shell = Shell(tmp_path)
+    del shell.env["ASYNCOP"]  # the Makefile's own: this checkout, linked
+    before = untouched(ROOT)
     await shell.run("asyncop init --name empty-operator --domain example.org --dir fresh")
     await shell.run("cd fresh && make test lint")
+    make = shell.outputs[-1][1]
+    assert f"editable.py {ROOT}" in make and f"linked {ROOT} into " in make, make[-2000:]
+    # mypy --strict: the package (4 files), the tests (2) and hack/ (1)
+    assert "Success: no issues found in 7 source files" in make
+    assert untouched(ROOT) == before
     out = await shell.check(".venv/bin/python -m asyncop generate --check", timeout=60)
     assert out.strip() == "generated files are up to date (1 file)"

@@ -23,7 +23,9 @@ terminal experiences differently from a batch job are run that way:
 
 For speed, before the first `make` the project's `.venv` is created with a `.pth` file that
 puts this checkout's installed dependencies on its path (so pip downloads nothing), and
-`ASYNCOP=` tells the project's Makefile that asyncop is already there. The Makefile itself,
+`ASYNCOP=` makes the project's Makefile ask pip for the asyncop version pyproject.toml names,
+which is there already (a test may delete it from `env` to use the Makefile's own, this
+checkout linked by asyncop/project/editable.py). The Makefile itself,
 the project's tests and its lint run unmodified.
 """
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import shutil
+import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -10,9 +12,11 @@ import pytest
 import yaml
 
 from asyncop.cli import main
+from asyncop.commands.scaffold import asyncop_source
 
 ROOT = Path(__file__).resolve().parents[2]
 TEMPLATES = ROOT / "asyncop" / "project" / "templates"
+requires_make = pytest.mark.skipif(shutil.which("make") is None, reason="needs GNU make")
 
 
 @pytest.fixture
@@ -163,3 +167,99 @@ def test_the_bundled_chart_uses_the_scaffolds_generic_templates() -> None:
     scaffold = {p.name.removesuffix(".tmpl"): p.read_text()
                 for p in (TEMPLATES / "chart/templates").iterdir()}
     assert bundled == scaffold
+
+
+def test_create_api_notes_a_name_a_crd_already_has(
+        workdir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A CRD of the project or of asyncop's bundled operators with the same plural or
+    singular in another group: kubectl resolves the bare name to the group discovery lists
+    first (APIService priority, then name), so each needs its full name. In the same group,
+    kube's CRD naming controller refuses names already in use (NamesAccepted False,
+    `"%s" is already in use`): refused here before anything is written."""
+    assert main(["init", "--name", "project", "--domain", "example.com"]) == 0
+    assert main(["create", "api", "--group", "cache", "--version", "v1alpha1", "--kind",
+                 "Memcached"]) == 0
+    capsys.readouterr()
+    assert main(["create", "api", "--group", "ops", "--version", "v1", "--kind",
+                 "Memcached"]) == 0
+    assert [ln for ln in out_lines(capsys) if ln.startswith("note: ")] == [
+        "note: memcacheds and memcached also name the CRD memcacheds.cache.example.com (kind "
+        "Memcached, this project's config/crd/memcacheds.cache.example.com.yaml): `kubectl "
+        "get memcacheds` lists one of the two; `kubectl get memcacheds.cache.example.com` "
+        "lists those, `kubectl get memcacheds.ops.example.com` lists yours"]
+    # the bundled operators' CRDs too (`asyncop run` installs them beside yours)
+    assert main(["create", "api", "--group", "batch", "--version", "v1beta1", "--kind",
+                 "Ticket", "--plural", "ats"]) == 0
+    assert [ln for ln in out_lines(capsys) if ln.startswith("note: ")] == [
+        "note: ats also names the CRD ats.cnat.programming-kubernetes.info (kind At, bundled "
+        "with asyncop): `kubectl get ats` lists one of the two; `kubectl get "
+        "ats.cnat.programming-kubernetes.info` lists those, `kubectl get "
+        "ats.batch.example.com` lists yours"]
+    # in the same group: refused, nothing written
+    before = sorted(p for p in workdir.rglob("*") if p.is_file())
+    assert main(["create", "api", "--group", "cache", "--version", "v1alpha1", "--kind",
+                 "Cache", "--plural", "memcacheds"]) == 2
+    assert capsys.readouterr().err.strip() == (
+        "asyncop: error: the name 'memcacheds' is already taken in cache.example.com by the "
+        "CRD memcacheds.cache.example.com (kind Memcached, this project's "
+        "config/crd/memcacheds.cache.example.com.yaml); choose another --kind or --plural")
+    assert main(["create", "api", "--group", "cache", "--version", "v1alpha1", "--kind",
+                 "Memcached", "--plural", "caches"]) == 2  # its singular is taken too
+    assert "the name 'memcached' is already taken in cache.example.com" in (
+        capsys.readouterr().err)
+    assert main(["create", "api", "--group", "cache", "--version", "v1alpha1", "--kind",
+                 "Widget", "--plural", "memcached"]) == 2  # a plural that is its singular
+    assert "the name 'memcached' is already taken" in capsys.readouterr().err
+    assert sorted(p for p in workdir.rglob("*") if p.is_file()) == before
+
+
+@requires_make
+def test_the_project_gets_asyncop_as_this_environment_has_it(
+        workdir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Running from a checkout (editable): the Makefile links that checkout; from an installed
+    distribution: ASYNCOP is empty and pip installs the version pyproject.toml asks for."""
+    assert asyncop_source() == str(ROOT)  # these tests run from the checkout
+    site = workdir / "site-packages"
+    (site / "asyncop").mkdir(parents=True)
+    assert asyncop_source(site / "asyncop") == ""  # installed: no asyncop pyproject beside it
+    assert main(["init", "--name", "x-op", "--domain", "example.com"]) == 0
+    capsys.readouterr()
+    makefile = (workdir / "Makefile").read_text()
+    assert f"ASYNCOP ?= {ROOT}\n" in makefile
+    assert '"asyncop>=0.1.0"' in (workdir / "pyproject.toml").read_text()
+    files = '"x_op", "tests", "hack"'
+    assert f"files = [{files}]" in (workdir / "pyproject.toml").read_text()  # tests too
+
+    def install(**variables: str) -> list[str]:
+        """The commands `make` would run to set up .venv (a dry run)."""
+        argv = ["make", "-n", "-B", ".venv/.installed",
+                *(f"{k}={v}" for k, v in variables.items())]
+        done = subprocess.run(argv, cwd=workdir, capture_output=True, text=True, check=True)
+        return done.stdout.splitlines()
+
+    assert install() == [
+        "test -x .venv/bin/python || python3 -m venv .venv",
+        f".venv/bin/python -I {ROOT}/asyncop/project/editable.py {ROOT}",
+        ".venv/bin/python -m pip install -q -e '.[test]'",
+        "touch .venv/.installed"]
+    assert ".venv/bin/python -m pip install -q 'asyncop==0.2.0'" in install(
+        ASYNCOP="asyncop==0.2.0")
+    assert install(ASYNCOP="") == [  # an installed asyncop: the version pyproject.toml asks
+        "test -x .venv/bin/python || python3 -m venv .venv",
+        ".venv/bin/python -m pip install -q -e '.[test]'",
+        "touch .venv/.installed"]
+
+
+@requires_make
+def test_make_deploy_says_how_to_get_helm(workdir: Path,
+                                          capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["init", "--name", "x-op", "--domain", "example.com"]) == 0
+    capsys.readouterr()
+    done = subprocess.run(["make", "deploy", "HELM=no-such-helm"], cwd=workdir,
+                          capture_output=True, text=True)
+    assert done.returncode == 2
+    assert ("make deploy: no 'no-such-helm' on PATH: install Helm 3.8+ "
+            "(helm.sh/docs/intro/install) or pass HELM=/path/to/helm; make helm-lint checks "
+            "the chart without it") in done.stderr
+    readme = (workdir / "README.md").read_text()
+    assert "## Deploying" in readme and "helm.sh/docs/intro/install" in readme

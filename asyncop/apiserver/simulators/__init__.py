@@ -15,11 +15,12 @@ tasks on stop. Each is switchable in `SimulatorConfig` (all on by default):
 - pods: binding and the kubelet lifecycle Pending -> Running (-> Succeeded/Failed)  pods.py
 - services: clusterIP and nodePort allocation (an admission hook)             services.py
 The six workload simulators share `OwnerSimulator` and the pod-template helpers (workload.py).
-Tests steer pods with annotations: `sim.asyncop.io/exit-code`, `sim.asyncop.io/run-seconds`,
-`sim.asyncop.io/start-seconds`, `sim.asyncop.io/ready: "false"` (see pods.py). All timing
-goes through the injected Clock. Invariant: simulators talk to the server only through the
-in-process store API, so they go through the same validation, admission, finalizer and
-watch-event paths as any HTTP client; nothing ever runs on the host.
+Tests steer pods with annotations (`sim.asyncop.io/start-seconds`, `ready`, `run-seconds`,
+`exit-code`): the table `POD_ANNOTATIONS` and the typed `pod_annotations(...)` are in config.py,
+with `SimulatorConfig`. All timing goes through the injected Clock. Invariant: simulators talk
+to the server only through the in-process store API, so they go through the same
+validation, admission, finalizer and watch-event paths as any HTTP client; nothing ever runs
+on the host.
 """
 
 from __future__ import annotations
@@ -30,7 +31,12 @@ from typing import Any
 
 from asyncop.api import NotFound
 from asyncop.apiserver.simulators.base import SimStore, Simulator, log, pump
-from asyncop.apiserver.simulators.config import SimulatorConfig
+from asyncop.apiserver.simulators.config import (
+    POD_ANNOTATIONS,
+    PodAnnotation,
+    SimulatorConfig,
+    pod_annotations,
+)
 from asyncop.apiserver.simulators.cronjobs import CronJobSimulator
 from asyncop.apiserver.simulators.daemonsets import DaemonSetSimulator
 from asyncop.apiserver.simulators.deployments import DeploymentSimulator
@@ -46,7 +52,13 @@ from asyncop.apiserver.simulators.statefulsets import StatefulSetSimulator
 from asyncop.apiserver.simulators.volumes import VolumeBinder
 from asyncop.clock import Clock
 
-__all__ = ["SimulatorConfig", "start_simulators"]
+__all__ = [
+    "POD_ANNOTATIONS",
+    "PodAnnotation",
+    "SimulatorConfig",
+    "pod_annotations",
+    "start_simulators",
+]
 
 
 Factory = Callable[[SimStore, Clock, SimulatorConfig], Simulator[Any]]

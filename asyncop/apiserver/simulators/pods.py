@@ -15,10 +15,13 @@ sees the pod):
   `Failed` when the annotation `sim.asyncop.io/exit-code` holds a non-zero code.
 
 The run-to-completion rule: `spec.restartPolicy` is `Never` or `OnFailure` AND (some container
-has `command` or `args`, or one of the `sim.asyncop.io/*` annotations is set, or a Job controls
+has `command` or `args`, or the run-seconds or exit-code annotation is set, or a Job controls
 the pod). Pods with the default `Always`, or bare pods without a command (a server image's
 entrypoint), run until deleted.
 A non-zero exit code fails the pod for `OnFailure` too (no restart loop is simulated).
+
+The annotations, their values and defaults: `POD_ANNOTATIONS` (config.py), which
+`pod_annotations(...)` writes.
 
 A pod with `deletionTimestamp` is confirmed gone at once (the grace period is treated as
 elapsed), as a kubelet does with `DELETE ...?gracePeriodSeconds=0` once its containers stop.
@@ -46,14 +49,16 @@ from asyncop.apiserver.simulators.base import (
     ns_of,
     uid_of,
 )
-from asyncop.apiserver.simulators.config import SimulatorConfig
+from asyncop.apiserver.simulators.config import (
+    EXIT_CODE_ANNOTATION,
+    READY_ANNOTATION,
+    RUN_SECONDS_ANNOTATION,
+    START_SECONDS_ANNOTATION,
+    SimulatorConfig,
+)
 from asyncop.apiserver.simulators.nodes import ensure_node
 from asyncop.clock import Clock, Timer, format_time
 
-EXIT_CODE_ANNOTATION = "sim.asyncop.io/exit-code"
-RUN_SECONDS_ANNOTATION = "sim.asyncop.io/run-seconds"
-START_SECONDS_ANNOTATION = "sim.asyncop.io/start-seconds"
-READY_ANNOTATION = "sim.asyncop.io/ready"
 TERMINAL = ("Succeeded", "Failed")
 
 
