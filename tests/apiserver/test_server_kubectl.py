@@ -81,3 +81,29 @@ async def test_kubectl_auth_reviews(tmp_path: Path) -> None:
         assert "system:anonymous" in await kubectl("auth", "whoami")
         rt = srv.store.resolve("authorization.k8s.io", "v1", "selfsubjectaccessreviews")
         assert srv.store.list(rt) == []  # answered, never stored
+
+
+async def test_a_crd_plural_that_a_built_in_also_uses_resolves_to_the_built_in(
+        tmp_path: Path) -> None:
+    """kube's discovery lists built-in groups by their APIService priority, before every CRD
+    group (priority 1000), so kubectl resolves `deployments` to apps/v1 even when a CRD group
+    sorts first by name (`aaa.example.com`); the CRD's kind needs its full name."""
+    crd = {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+           "metadata": {"name": "deployments.aaa.example.com"},
+           "spec": {"group": "aaa.example.com", "scope": "Namespaced",
+                    "names": {"plural": "deployments", "singular": "deployment",
+                              "kind": "Deployment"},
+                    "versions": [{"name": "v1", "served": True, "storage": True, "schema": {
+                        "openAPIV3Schema": {"type": "object",
+                                            "x-kubernetes-preserve-unknown-fields": True}}}]}}
+    async with ApiServer(simulators=False, version=("1", "33")) as srv:
+        kubectl = Kubectl(srv.write_kubeconfig(tmp_path / "kubeconfig"), tmp_path / "cache")
+        await kubectl("apply", "-f", "-", stdin=yaml.safe_dump(crd))
+        await kubectl("wait", "--for=condition=Established",
+                      "crd/deployments.aaa.example.com", "--timeout=20s")
+        await kubectl("create", "deployment", "web", "--image=nginx")
+        # a fresh discovery cache, which knows the CRD group
+        fresh = Kubectl(tmp_path / "kubeconfig", tmp_path / "cache2")
+        assert "deployment.apps/web" in await fresh("get", "deployments", "-o", "name")
+        out = await fresh("get", "deployments.aaa.example.com", "-o", "name")
+        assert "web" not in out

@@ -7,6 +7,7 @@ the moment its types are registered and vanishes when they are unregistered.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from asyncop.apiserver.core.registry import Registry
@@ -34,10 +35,32 @@ def _group_entry(group: str, versions: list[str]) -> dict[str, Any]:
     return {"name": group, "versions": gvs, "preferredVersion": gvs[0]}
 
 
+# kube-apiserver's APIService group priorities (GroupPriorityMinimum of the built-in groups'
+# APIServices); discovery lists groups by priority, highest first, then by name, and every
+# CRD group has 1000. So a built-in group comes before any CRD group, whatever the names,
+# and kubectl resolves a plural two groups share (`cronjobs`) to the built-in one.
+GROUP_PRIORITY: dict[str, int] = {
+    "apiregistration.k8s.io": 18000, "apps": 17800, "events.k8s.io": 17750,
+    "authentication.k8s.io": 17700, "authorization.k8s.io": 17600, "autoscaling": 17500,
+    "batch": 17400, "certificates.k8s.io": 17300, "networking.k8s.io": 17200,
+    "policy": 17100, "rbac.authorization.k8s.io": 17000, "storage.k8s.io": 16800,
+    "admissionregistration.k8s.io": 16700, "apiextensions.k8s.io": 16700,
+    "scheduling.k8s.io": 16600, "coordination.k8s.io": 16500, "node.k8s.io": 16300,
+    "discovery.k8s.io": 16200, "flowcontrol.apiserver.k8s.io": 16100,
+}
+CRD_GROUP_PRIORITY = 1000
+
+
+def ordered_groups(groups: Iterable[str]) -> list[str]:
+    """Named groups in kube's discovery order: priority (highest first), then name."""
+    return sorted((g for g in groups if g),
+                  key=lambda g: (-GROUP_PRIORITY.get(g, CRD_GROUP_PRIORITY), g))
+
+
 def api_group_list(registry: Registry) -> dict[str, Any]:
     groups = registry.groups()
     return {"kind": "APIGroupList", "apiVersion": "v1",
-            "groups": [_group_entry(g, groups[g]) for g in sorted(groups) if g]}
+            "groups": [_group_entry(g, groups[g]) for g in ordered_groups(groups)]}
 
 
 def api_group(registry: Registry, group: str) -> dict[str, Any] | None:
@@ -109,7 +132,7 @@ def _aggregated_resource(rt: ResourceType) -> dict[str, Any]:
 def aggregated(registry: Registry, *, core: bool, version: str) -> dict[str, Any]:
     groups = registry.groups()
     items: list[dict[str, Any]] = []
-    names = [""] if core else sorted(g for g in groups if g)
+    names = [""] if core else ordered_groups(groups)
     for group in names:
         versions = []
         for v in groups.get(group, []):
