@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
@@ -17,6 +18,12 @@ from asyncop.commands.scaffold import asyncop_source
 ROOT = Path(__file__).resolve().parents[2]
 TEMPLATES = ROOT / "asyncop" / "project" / "templates"
 requires_make = pytest.mark.skipif(shutil.which("make") is None, reason="needs GNU make")
+
+
+def outside_make() -> dict[str, str]:
+    """This environment without what a parent make exports (`make test` runs these tests: a
+    nested make would print "Entering directory" lines and inherit the parent's flags)."""
+    return {k: v for k, v in os.environ.items() if k not in ("MAKELEVEL", "MAKEFLAGS", "MFLAGS")}
 
 
 @pytest.fixture
@@ -232,9 +239,10 @@ def test_the_project_gets_asyncop_as_this_environment_has_it(
 
     def install(**variables: str) -> list[str]:
         """The commands `make` would run to set up .venv (a dry run)."""
-        argv = ["make", "-n", "-B", ".venv/.installed",
+        argv = ["make", "--no-print-directory", "-n", "-B", ".venv/.installed",
                 *(f"{k}={v}" for k, v in variables.items())]
-        done = subprocess.run(argv, cwd=workdir, capture_output=True, text=True, check=True)
+        done = subprocess.run(argv, cwd=workdir, capture_output=True, text=True, check=True,
+                              env=outside_make())
         return done.stdout.splitlines()
 
     assert install() == [
@@ -256,7 +264,7 @@ def test_make_deploy_says_how_to_get_helm(workdir: Path,
     assert main(["init", "--name", "x-op", "--domain", "example.com"]) == 0
     capsys.readouterr()
     done = subprocess.run(["make", "deploy", "HELM=no-such-helm"], cwd=workdir,
-                          capture_output=True, text=True)
+                          capture_output=True, text=True, env=outside_make())
     assert done.returncode == 2
     assert ("make deploy: no 'no-such-helm' on PATH: install Helm 3.8+ "
             "(helm.sh/docs/intro/install) or pass HELM=/path/to/helm; make helm-lint checks "
