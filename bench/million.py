@@ -225,9 +225,11 @@ async def point(n: int, *, rate: float, fresh: int, pending: int) -> None:
             during: list[str] = []
             next_change = replay_start
             while not over.done():
-                during.append(changes.one())
-                next_change += 1 / rate
-                await asyncio.wait([over], timeout=max(0.0, next_change - time.perf_counter()))
+                if rate > 0:
+                    during.append(changes.one())
+                    next_change += 1 / rate
+                await asyncio.wait([over], timeout=max(0.0, next_change - time.perf_counter())
+                                   if rate > 0 else None)
             replay_s = await over
             replay_cpu = op.cpu() - cpu0
             rss_after_replay = memory_bytes(op.pid, "VmRSS")
@@ -308,7 +310,7 @@ def main() -> None:
                         default=[10_000, 100_000, 1_000_000],
                         help="Ats waiting in the cache at each point of the curve")
     parser.add_argument("--rate", type=float, default=50.0,
-                        help="live changes per second during the replay")
+                        help="live changes per second during the replay (0: none)")
     parser.add_argument("--fresh", type=int, default=200, help="changes after the replay")
     parser.add_argument("--pending", type=int, default=5000,
                         help="new Ats made PENDING to measure CPU per PENDING At")
