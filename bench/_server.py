@@ -6,11 +6,12 @@ once (the pod simulator's run duration), and a watch history deep enough that a 
 watcher of a 10k-object run resumes instead of re-listing. Prints the same first stdout line
 (`asyncop apiserver listening on URL`) once ready; stops cleanly on SIGTERM/SIGINT.
 
-`--preload-ats N --stats-out FILE` (bench/million.py): before listening, N Ats due at
-`--preload-due` (a Unix time) are written in-process through the Store's one write pipeline
-in namespace `bench`, each with the status the At controller gives a waiting At (so an
-operator started afterwards replays them without writing); FILE gets one JSON line with the
-server's RSS before and after (after `gc.collect()`), the objects' count and the seconds.
+`--preload-ats N --stats-out FILE` (bench/million.py): before listening, N Ats are written
+in-process through the Store's one write pipeline in namespace `bench`, At i due at
+`--preload-due` (a Unix time) + (i mod `--preload-schedules`) seconds, each with the status
+the At controller gives a waiting At (so an operator started afterwards replays them without
+writing); FILE gets one JSON line with the server's RSS before and after (after
+`gc.collect()`), the objects' count and the seconds.
 """
 
 from __future__ import annotations
@@ -47,28 +48,28 @@ def rss() -> int:
     raise RuntimeError("VmRSS not found")
 
 
-def preload(server: ApiServer, n: int, due: float, stats_out: str) -> None:
+def preload(server: ApiServer, n: int, due: float, schedules: int, stats_out: str) -> None:
     """N waiting Ats written in-process (the same Writer as HTTP); what they cost goes to
     `stats_out`."""
     store = server.store
     writer = store.writer
     store.writer.create(store.resolve("", "v1", "namespaces"), {"metadata": {"name": NS}})
     ats = store.resolve(AT_GROUP, AT_VERSION, "ats")
-    when = datetime.fromtimestamp(int(due), UTC)
-    schedule = when.strftime("%Y-%m-%dT%H:%M:%SZ")
-    status = {"phase": "PENDING", "message": f"waiting until {format_time(when)}",
-              "observedGeneration": 1}
     gc.collect()
     before, start = rss(), time.perf_counter()
     for i in range(n):
         name = f"pre-{i}"
+        when = datetime.fromtimestamp(int(due) + i % schedules, UTC)
+        schedule = when.strftime("%Y-%m-%dT%H:%M:%SZ")
+        status = {"phase": "PENDING", "message": f"waiting until {format_time(when)}",
+                  "observedGeneration": 1}
         stored = writer.create(ats, {
             "apiVersion": f"{AT_GROUP}/{AT_VERSION}", "kind": "At",
             "metadata": {"name": name, "namespace": NS},
             "spec": {"schedule": schedule, "command": "true"}}, namespace=NS)
         writer.update(ats, {"metadata": {"name": name, "namespace": NS,
                                          "resourceVersion": stored["metadata"]["resourceVersion"]},
-                            "status": dict(status)},
+                            "status": status},
                       namespace=NS, name=name, subresource="status")
     seconds = time.perf_counter() - start
     gc.collect()
@@ -85,7 +86,8 @@ async def serve_preloaded(args: argparse.Namespace, sims: Any) -> None:
     policy = asyncio.create_task(GcPolicy(clock=server.clock).run())
     try:
         apply_crd_dir(server, str(CRDS))
-        preload(server, args.preload_ats, args.preload_due, args.stats_out)
+        preload(server, args.preload_ats, args.preload_due, args.preload_schedules,
+                args.stats_out)
         server.write_kubeconfig(args.kubeconfig_out)
         sys.stdout.write(f"asyncop apiserver listening on {server.url}\n")
         sys.stdout.flush()
@@ -107,6 +109,7 @@ def main() -> None:
     parser.add_argument("--history", type=int, default=200_000)
     parser.add_argument("--preload-ats", type=int, default=0)
     parser.add_argument("--preload-due", type=float, default=0.0)
+    parser.add_argument("--preload-schedules", type=int, default=3600)
     parser.add_argument("--stats-out", default="")
     args = parser.parse_args()
     structlog.configure(

@@ -1,9 +1,10 @@
 """One replica, many objects: the cost curve of the At operator at 10k / 100k / 1M Ats waiting.
 
 Each point (`--points`, default 10,000, 100,000 and 1,000,000) runs on a fresh API server
-(bench/_server.py) that first writes N Ats in-process, all due in two hours and already in
-the status the At controller gives a waiting At, with the history ring at the shipped
-default (10,000 events). Then `python -m asyncop run --controllers at` starts as shipped
+(bench/_server.py) that first writes N Ats in-process, due in two hours over `--schedules`
+distinct seconds (3,600 by default: a scheduled-jobs workload; N: every At its own time),
+already in the status the At controller gives a waiting At, with the history ring at the
+shipped default (10,000 events). Then `python -m asyncop run --controllers at` starts as shipped
 (plus its metrics endpoint, which this benchmark reads), and one JSON line reports:
 
 - `server_bytes_per_at`: the API server's RSS growth over the preload / N (after a
@@ -189,13 +190,13 @@ class Changes:
                 "max_ms": round(max(lat), 1)}
 
 
-async def point(n: int, *, rate: float, fresh: int, pending: int) -> None:
+async def point(n: int, *, rate: float, fresh: int, pending: int, schedules: int) -> None:
     work = Workdir("million")
     stats_path = work.path / "preload.json"
     due = time.time() + 7200
     server = Server(work.path, start_timeout=120 + n / 2000, args=[
         "--preload-ats", str(n), "--preload-due", str(due), "--stats-out", str(stats_path),
-        "--history", "10000"])
+        "--preload-schedules", str(schedules or n), "--history", "10000"])
     op: Process | None = None
     watcher: asyncio.Task[None] | None = None
     try:
@@ -273,6 +274,7 @@ async def point(n: int, *, rate: float, fresh: int, pending: int) -> None:
                                 if not k.startswith(DRIVER) and k.endswith("PUT ats/status"))
             emit({
                 "case": f"curve_{n}", "impl": "asyncop", "ats": n,
+                "schedules": schedules or n,
                 "server_bytes_per_at": round((stats["rss_after"] - stats["rss_before"]) / n),
                 "server_preload_s": stats["preload_s"],
                 "server_rss_mib": round(memory_bytes(server.proc.pid, "VmRSS") / MIB, 1),
@@ -301,7 +303,8 @@ async def point(n: int, *, rate: float, fresh: int, pending: int) -> None:
 
 async def run(args: argparse.Namespace) -> None:
     for n in args.points:
-        await point(n, rate=args.rate, fresh=args.fresh, pending=args.pending)
+        await point(n, rate=args.rate, fresh=args.fresh, pending=args.pending,
+                    schedules=args.schedules)
 
 
 def main() -> None:
@@ -312,6 +315,8 @@ def main() -> None:
     parser.add_argument("--rate", type=float, default=50.0,
                         help="live changes per second during the replay (0: none)")
     parser.add_argument("--fresh", type=int, default=200, help="changes after the replay")
+    parser.add_argument("--schedules", type=int, default=3600,
+                        help="distinct due seconds among the preloaded Ats (0: one each)")
     parser.add_argument("--pending", type=int, default=5000,
                         help="new Ats made PENDING to measure CPU per PENDING At")
     asyncio.run(run(parser.parse_args()))

@@ -14,7 +14,7 @@ from typing import Any
 
 import orjson
 
-from asyncop.apiserver.storage.compact import WINDOW, Compactor
+from asyncop.apiserver.storage.compact import PROBE, WINDOW, Compactor
 from asyncop.apiserver.storage.store import Store
 from asyncop.clock import RealClock
 from tests.apiserver.builtinkit import Kit
@@ -86,7 +86,7 @@ def test_random_objects_keep_their_json() -> None:
 
 def test_paths_of_unique_values_stop_sharing() -> None:
     c = Compactor()
-    objs = [at(f"n{i}") for i in range(3 * WINDOW)]
+    objs = [at(f"n{i}") for i in range(2 * WINDOW)]
     for o in objs:
         c.share("ats", o)
     meta = c._roots["ats"].children["metadata"]
@@ -94,6 +94,10 @@ def test_paths_of_unique_values_stop_sharing() -> None:
     assert not meta.children["uid"].on
     assert meta.children["namespace"].on
     assert c._roots["ats"].children["spec"].on
+    for i in range(2 * WINDOW, 20 * WINDOW):  # off: only short probes now and then
+        c.share("ats", at(f"n{i}"))
+    names = [s for s in c._strings if s.startswith("n") and s[1:].isdigit()]
+    assert len(names) <= 2 * (WINDOW + 20 * PROBE)  # of 20k (name and resourceVersion)
 
 
 def test_sweep_drops_values_nothing_holds_and_keeps_the_rest() -> None:

@@ -126,7 +126,7 @@ class Store:
                 if not names:
                     del bucket[namespace]
         else:
-            self.compactor.share(gr, obj)
+            self.compactor.share(gr, obj, old)
             names = bucket.get(namespace)
             if names is None:
                 names = bucket[namespace] = {}
