@@ -135,10 +135,8 @@ class Controller:
         if not watches:
             raise ValueError("a controller needs at least one watch")
         self.name = name
-        self.reconciler = reconciler
         self.watches = tuple(watches)
         self.workers = workers
-        self.recover_panic = recover_panic
         self.grace_period: float | None = grace_period
         """Drain bound on cancellation; None: the Manager's (else DEFAULT_GRACE_PERIOD)."""
         self.write_sync_timeout = write_sync_timeout
@@ -159,6 +157,24 @@ class Controller:
         self._own_writes = OwnWrites(timeout=write_sync_timeout)
         self._workers = Workers(name, reconciler, recover_panic=recover_panic,
                                 own_writes=self._own_writes)
+
+    @property
+    def reconciler(self) -> Reconciler:
+        """What the workers call (may be replaced, e.g. wrapped, before or while running)."""
+        return self._workers.reconciler
+
+    @reconciler.setter
+    def reconciler(self, value: Reconciler) -> None:
+        self._workers.reconciler = value
+
+    @property
+    def recover_panic(self) -> bool:
+        """A failing reconcile is logged and retried (False: it ends `run()`)."""
+        return self._workers.recover_panic
+
+    @recover_panic.setter
+    def recover_panic(self, value: bool) -> None:
+        self._workers.recover_panic = value
 
     def __repr__(self) -> str:
         return f"Controller({self.name!r}, workers={self.workers})"

@@ -688,3 +688,27 @@ async def test_already_exists_is_an_ordinary_failure() -> None:
             await clock.run_until(0.02)
     assert len(times["ns/a"]) == 3  # 0, 5 ms, 15 ms
     assert {e["event"] for e in logs if e["log_level"] == "error"} == {"reconcile failed"}
+
+
+async def test_a_reconciler_replaced_after_construction_is_the_one_called() -> None:
+    """Wrapping `controller.reconciler` (as bench/soak_chaos.py does to trace overlaps)
+    takes effect: the workers call whatever the attribute holds."""
+    clock, cache = FakeClock(), FakeCache()
+    calls: list[str] = []
+
+    async def original(req: Request) -> None:
+        calls.append("original " + req.name)
+
+    ctrl = Controller("foo", reconciler(original), watches=[for_(FOO)], workers=1)
+    inner = ctrl.reconciler
+
+    class Wrapped:
+        async def reconcile(self, req: Request) -> Result | None:
+            calls.append("wrapper " + req.name)
+            return await inner.reconcile(req)
+
+    ctrl.reconciler = Wrapped()
+    async with running(ctrl, cache, clock):
+        cache.informer(FOO).add(foo("a"))
+        await clock.settle()
+    assert calls == ["wrapper a", "original a"]
