@@ -13,7 +13,8 @@ shipped default (10,000 events). Then `python -m asyncop run --controllers at` s
   listed every At and every Pod);
 - the replay: the controller then reconciles every At once (the initial list; nothing to
   write, one timer each). `replay_s` from the sync until N reconciles are counted and the
-  queue is empty, `replay_cpu_us_per_at` the operator's CPU over that span / N;
+  queue is empty (its metrics, read every 0.5 s), `replay_cpu_us_per_at` the operator's CPU
+  over that span / N (with `--rate 0`, the replay alone);
 - live changes during the replay (`--rate` per second, uniformly random preloaded Ats):
   a merge PATCH makes the At due now; latency = the arrival here of the watch event that
   shows it RUNNING minus the wall-clock time just before the PATCH (`during_replay_*`).
@@ -111,7 +112,7 @@ async def replay_over(http: aiohttp.ClientSession, metrics: str, op: Process, n:
         if time.perf_counter() - start > timeout:
             raise TimeoutError(f"replay not over: {reconciled} reconciles")
         op.check_alive()
-        await asyncio.sleep(0.1)
+        await asyncio.sleep(0.5)  # a scrape costs the operator CPU too: not too often
 
 
 async def wait_log(op: Process, needle: bytes, *, timeout: float) -> None:
