@@ -186,9 +186,14 @@ class Changes:
         lat = [(self.seen[n] - self.sent[n]) * 1000 for n in names if n in self.seen]
         if not lat:
             return {"changes": len(names)}
+        first = self.sent[names[0]]
+        worst = sorted(((self.seen[n] - self.sent[n]) * 1000, self.sent[n] - first)
+                       for n in names if n in self.seen)[-5:]
         return {"changes": len(names), "missing": len(names) - len(lat),
                 "p50_ms": round(percentile(lat, 50), 1), "p99_ms": round(percentile(lat, 99), 1),
-                "max_ms": round(max(lat), 1)}
+                "max_ms": round(max(lat), 1),
+                # the slowest five: (ms, seconds after the first change was sent)
+                "worst": [(round(ms), round(at, 1)) for ms, at in reversed(worst)]}
 
 
 async def point(n: int, *, rate: float, fresh: int, pending: int, schedules: int) -> None:
