@@ -105,6 +105,7 @@ async def test_a_key_backing_off_after_an_error(mgr: Manager) -> None:
     state = c["state"]
     assert state["queued"] is False and state["processing"] is False
     assert state["requeues"] == 1
+    assert state["priority"] == 0  # a live create; its retry keeps the priority (workqueue)
     delayed = state["delayed"]
     assert delayed["reason"] == "retry"
     assert delayed["why"] == "retry after error: cannot handle fail-1"
