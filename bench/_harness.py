@@ -105,17 +105,20 @@ class Process:
 class Server:
     """The embedded API server in its own process, with its kubeconfig."""
 
-    def __init__(self, workdir: Path) -> None:
+    def __init__(self, workdir: Path, *, args: list[str] | None = None,
+                 start_timeout: float = 60.0) -> None:
+        """`args`: more options for bench/_server.py (its preload takes `start_timeout`)."""
         self.kubeconfig = workdir / "kubeconfig"
         self.proc = Process(
             "apiserver",
             [sys.executable, "-P", str(BENCH / "_server.py"),
-             "--kubeconfig-out", str(self.kubeconfig)],
+             "--kubeconfig-out", str(self.kubeconfig), *(args or [])],
             log=workdir / "apiserver.log", stdout_pipe=True)
         stdout = self.proc.popen.stdout
         assert stdout is not None
-        ready, _, _ = select.select([stdout], [], [], 60.0)
-        line = stdout.readline().decode().strip() if ready else "(nothing within 60 s)"
+        ready, _, _ = select.select([stdout], [], [], start_timeout)
+        line = stdout.readline().decode().strip() if ready else \
+            f"(nothing within {start_timeout:.0f} s)"
         if not line.startswith("asyncop apiserver listening on "):
             self.proc.stop()
             raise RuntimeError(f"server did not start: {line!r}\n{self.proc.tail()}")

@@ -11,12 +11,18 @@ Cases (one JSON line each, `bench: "sharding"`):
   pods are owned objects, routed by their owner's uid, which a server cannot hash, so every
   replica still watches all of them. The end state is checked: every At DONE/Succeeded, one
   pod per At.
+- `heavy`: the `scale` case for an operator whose own CPU is the bottleneck
+  (bench/peers/heavy_at.py: the At controller, every reconcile first spending `--heavy-ms`
+  of CPU, 4 by default), 1 then 2 replicas, N due Ats (`--heavy-ats`). Reports what `scale`
+  does plus each process's CPU per At, the speed-up, and the concurrency check of `churn`.
+  1 vs 2 replicas alternate `--rounds` times; the medians are reported with every round.
 - `churn`: N Ats with 3 replicas, a fourth joining, one stopped (SIGTERM) and one SIGKILLed
   mid-run, Leases of 3 s; every At DONE, one pod each, and no At reconciled by two replicas
   at once (from the replicas' `reconcile done` debug traces, on the system-wide monotonic
   clock).
 
-Usage: `python bench/sharding.py [--ats N] [--churn-ats N] [--only scale,churn]`.
+Usage: `python bench/sharding.py [--ats N] [--heavy-ats N] [--heavy-ms 4] [--churn-ats N]
+[--only scale,heavy,churn]`.
 """
 
 from __future__ import annotations
@@ -63,12 +69,17 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
+HEAVY = str(Path(__file__).resolve().parent / "peers" / "heavy_at.py") + ":OPERATOR"
+
+
 class Replica:
     def __init__(self, name: str, work: Workdir, server: Server, *, fast: bool = False,
-                 debug: bool = False) -> None:
+                 debug: bool = False, target: str | None = None,
+                 env: dict[str, str] | None = None) -> None:
         self.name = name
         self.port = free_port()
-        argv = [sys.executable, "-m", "asyncop", "run", "--controllers", "at", "--sharding",
+        argv = [sys.executable, "-m", "asyncop", "run", *([target] if target else []),
+                "--controllers", "at", "--sharding",
                 "--kubeconfig", str(server.kubeconfig), "--log-format", "json",
                 "--metrics-bind-address", f"127.0.0.1:{self.port}",
                 "--health-probe-bind-address", "0"]
@@ -76,7 +87,7 @@ class Replica:
             argv += ["--lease-duration", "3", "--renew-deadline", "2", "--retry-period", "0.3"]
         if debug:
             argv += ["--log-level", "debug"]
-        self.proc = Process(name, argv, log=work.path / f"{name}.log")
+        self.proc = Process(name, argv, log=work.path / f"{name}.log", env=env)
 
     async def metrics(self, http: aiohttp.ClientSession) -> dict[str, float]:
         async with http.get(f"http://127.0.0.1:{self.port}/metrics") as resp:
@@ -161,12 +172,17 @@ async def end_state(http: aiohttp.ClientSession, url: str, n: int) -> dict[str, 
             "ats_found": len(items)}
 
 
-async def scale(n: int, replicas: int) -> dict[str, Any]:
+async def scale(n: int, replicas: int, *, heavy_ms: float | None = None) -> dict[str, Any]:
+    """The `scale` case; with `heavy_ms`, the `heavy` one (debug logs: the overlap check)."""
     work = Workdir("sharding")
     server = Server(work.path)
     rs: list[Replica] = []
+    heavy = heavy_ms is not None
     try:
-        rs = [Replica(f"replica-{i}", work, server) for i in range(replicas)]
+        rs = [Replica(f"replica-{i}", work, server, debug=heavy,
+                      target=HEAVY if heavy else None,
+                      env={"HEAVY_MS": str(heavy_ms)} if heavy else None)
+              for i in range(replicas)]
         async with session() as http:
             ats = server.url + AT_PATH.format(ns=NS)
             await ensure_namespace(http, server.url, NS)
@@ -182,7 +198,8 @@ async def scale(n: int, replicas: int) -> dict[str, Any]:
             await done.until(n + 1, timeout=60 + n * 0.1, replicas=rs)
             seconds = time.perf_counter() - start
             done.close()
-            cpu = sum(r.proc.cpu() - c for r, c in zip(rs, cpu0, strict=True))
+            cpus = [r.proc.cpu() - c for r, c in zip(rs, cpu0, strict=True)]
+            cpu = sum(cpus)
             after = [await r.metrics(http) for r in rs]
             per_replica = []
             for r, b, a in zip(rs, before, after, strict=True):
@@ -196,8 +213,14 @@ async def scale(n: int, replicas: int) -> dict[str, Any]:
                     "cached_ats": round(a.get(
                         'asyncop_cache_objects{kind="ats.cnat.programming-kubernetes.info"}', 0)),
                     "shards": round(sum(v for k, v in a.items()
-                                        if k.startswith("asyncop_shards_owned")))})
-            return {"case": "scale", "replicas": replicas, "ats": n,
+                                        if k.startswith("asyncop_shards_owned"))),
+                    "cpu_s": round(cpus[len(per_replica)], 2)})
+            extra: dict[str, Any] = {}
+            if heavy:
+                extra = {"heavy_ms": heavy_ms,
+                         "concurrent_reconciles": concurrent_keys([r.proc.log for r in rs])}
+            return {"case": "heavy" if heavy else "scale", "replicas": replicas, "ats": n,
+                    **extra,
                     "seconds": round(seconds, 2), "ats_per_s": round(n / seconds, 1),
                     "cpu_ms_per_at": round(cpu / n * 1000, 2),
                     "server_cpu_s": round(server.proc.cpu() - server0, 2),
@@ -271,6 +294,37 @@ async def churn(n: int) -> dict[str, Any]:
         work.cleanup()
 
 
+def median(values: list[float]) -> float:
+    ordered = sorted(values)
+    mid = len(ordered) // 2
+    return ordered[mid] if len(ordered) % 2 else (ordered[mid - 1] + ordered[mid]) / 2
+
+
+async def heavy(n: int, ms: float, rounds: int) -> None:
+    """1 and 2 replicas of the CPU-heavy operator, alternated; medians, and every round."""
+    ones: list[dict[str, Any]] = []
+    twos: list[dict[str, Any]] = []
+    for _ in range(rounds):
+        ones.append(await scale(n, 1, heavy_ms=ms))
+        emit(ones[-1])
+        twos.append(await scale(n, 2, heavy_ms=ms))
+        twos[-1]["speedup_vs_1"] = round(twos[-1]["ats_per_s"] / ones[-1]["ats_per_s"], 2)
+        emit(twos[-1])
+    one, two = median([r["ats_per_s"] for r in ones]), median([r["ats_per_s"] for r in twos])
+    emit({"case": "heavy_summary", "heavy_ms": ms, "ats": n, "rounds": rounds,
+          "ats_per_s_1": one, "ats_per_s_2": two, "speedup": round(two / one, 2),
+          "speedups": [r["speedup_vs_1"] for r in twos],
+          "cpu_ms_per_at_1": median([r["cpu_ms_per_at"] for r in ones]),
+          "cpu_ms_per_at_2": median([r["cpu_ms_per_at"] for r in twos]),
+          "server_cpu_ms_per_at_1": round(median([r["server_cpu_s"] for r in ones]) / n * 1000,
+                                          2),
+          "server_cpu_ms_per_at_2": round(median([r["server_cpu_s"] for r in twos]) / n * 1000,
+                                          2),
+          "all_done": all(r["not_succeeded"] == 0 and r["ats_without_one_pod"] == 0
+                          for r in ones + twos),
+          "concurrent_reconciles": sum(r["concurrent_reconciles"] for r in ones + twos)})
+
+
 async def run(args: argparse.Namespace) -> None:
     only = set(args.only.split(","))
     if "scale" in only:
@@ -279,6 +333,8 @@ async def run(args: argparse.Namespace) -> None:
         two = await scale(args.ats, 2)
         two["speedup_vs_1"] = round(two["ats_per_s"] / one["ats_per_s"], 2)
         emit(two)
+    if "heavy" in only:
+        await heavy(args.heavy_ats, args.heavy_ms, args.rounds)
     if "churn" in only:
         emit(await churn(args.churn_ats))
 
@@ -287,7 +343,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--ats", type=int, default=1000)
     parser.add_argument("--churn-ats", type=int, default=3000)
-    parser.add_argument("--only", default="scale,churn")
+    parser.add_argument("--heavy-ats", type=int, default=1000)
+    parser.add_argument("--heavy-ms", type=float, default=4.0,
+                        help="CPU milliseconds each reconcile of the heavy operator spends")
+    parser.add_argument("--rounds", type=int, default=3, help="1-vs-2 rounds of `heavy`")
+    parser.add_argument("--only", default="scale,heavy,churn")
     asyncio.run(run(parser.parse_args()))
 
 

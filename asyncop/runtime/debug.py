@@ -189,6 +189,8 @@ class Explainer:
                                  "requeues": ks.requeues}
         if ks.queued:
             state["queueDepth"] = len(queue)
+        if ks.priority is not None:  # queued, requeued or delayed: its place in the queue
+            state["priority"] = ks.priority
         active = c.observer.active.get(request.key) if c.observer is not None else None
         if ks.processing and active is not None:
             now = self.clock.monotonic()

@@ -20,7 +20,14 @@ custom resources an operator watches (to generate and install their CRDs).
 On update the mapper runs on both old and new objects (an owner or mapped key may change),
 so both get reconciled. `Watch.handler(queue, primary=...)` builds the informer event handler
 (`on_add`, `on_update`, `on_delete`). Invariant: handlers never block and never raise into
-the informer; they only call `queue.add`. With `track=True` (tracing or the debug endpoint
+the informer; they only call `queue.add`.
+
+Priorities (controller-runtime's `WithLowPriorityWhenUnchanged`, applied by its built-in
+handlers): given `initial` (a function saying whether an add is part of a replay: the
+informer's initial list, or the adds a handler gets for what is already cached when it is
+registered), adds during a replay and resync updates (old and new resourceVersion equal)
+enqueue with `LOW_PRIORITY`; every other event with priority 0. Without `initial`, every key
+gets 0 (plain FIFO). With `track=True` (tracing or the debug endpoint
 on) each add carries its trigger, `(event, kind, target, object)` — a tuple, described
 lazily by `asyncop.runtime.observe` — and nothing else changes.
 
@@ -41,6 +48,7 @@ import structlog
 
 from asyncop.api import Kind, KindSource, RawObject, Request, controller_of, kind_of
 from asyncop.api.labels import LabelSelector, parse_selector
+from asyncop.runtime.workqueue import LOW_PRIORITY
 
 log = structlog.get_logger("asyncop.runtime.handlers")
 
@@ -50,7 +58,7 @@ Admit = Callable[[Request, RawObject], bool]
 
 
 class Enqueuer(Protocol):
-    def add(self, item: Request, why: object = None) -> None: ...
+    def add(self, item: Request, why: object = None, *, priority: int = 0) -> None: ...
 
 
 def _always(obj: RawObject) -> bool:
@@ -125,10 +133,12 @@ class Watch:
     """The resource class the watch was declared with, if any (not a bare Kind)."""
 
     def handler(self, queue: Enqueuer, *, primary: Kind | None = None,
-                admit: Admit | None = None, track: bool = False) -> WatchHandler:
+                admit: Admit | None = None, track: bool = False,
+                initial: Callable[[], bool] | None = None) -> WatchHandler:
         """The informer event handler that enqueues this watch's Requests onto `queue` (only
         those `admit(request, obj)` accepts, when given: a sharded controller's own shards);
-        `track`: each add says which event caused it."""
+        `track`: each add says which event caused it; `initial`: whether an add is a replay
+        (then its keys, and those of resyncs, get `LOW_PRIORITY`)."""
         if self.target == "self":
             mapper: Mapper = _own_key
         elif self.target == "owner":
@@ -140,7 +150,7 @@ class Watch:
             mapper = self.mapper
         return WatchHandler(
             queue, mapper, self.predicates, kind=self.kind, map_old=self.target != "self",
-            admit=admit, target=self.target if track else None,
+            admit=admit, target=self.target if track else None, initial=initial,
         )
 
 
@@ -202,7 +212,8 @@ class WatchHandler:
     """The informer event handler (`asyncop.runtime.listeners.EventHandler`) a Watch builds:
     filter with the predicates, map to Requests, `queue.add` each."""
 
-    __slots__ = ("_admit", "_kind", "_map_old", "_mapper", "_predicates", "_queue", "_target")
+    __slots__ = ("_admit", "_initial", "_kind", "_map_old", "_mapper", "_predicates", "_queue",
+                 "_target")
 
     def __init__(
         self,
@@ -214,8 +225,10 @@ class WatchHandler:
         map_old: bool = True,
         admit: Admit | None = None,
         target: str | None = None,
+        initial: Callable[[], bool] | None = None,
     ) -> None:
         self._admit = admit
+        self._initial = initial
         self._target = target  # set: adds carry their trigger
         self._queue = queue
         self._mapper = mapper
@@ -225,14 +238,19 @@ class WatchHandler:
 
     def on_add(self, obj: RawObject) -> None:
         if self._passes(lambda p: p.create(obj)):
-            self._enqueue("added", obj)
+            initial = self._initial
+            self._enqueue("added", obj,
+                          priority=LOW_PRIORITY if initial is not None and initial() else 0)
 
     def on_update(self, old: RawObject, new: RawObject) -> None:
         if self._passes(lambda p: p.update(old, new)):
+            priority = 0
+            if self._initial is not None and not _resource_version_changed(old, new):
+                priority = LOW_PRIORITY  # a resync: nothing changed
             if self._map_old:
-                self._enqueue("updated", new, old)
+                self._enqueue("updated", new, old, priority=priority)
             else:
-                self._enqueue("updated", new)
+                self._enqueue("updated", new, priority=priority)
 
     def on_delete(self, obj: RawObject) -> None:
         if self._passes(lambda p: p.delete(obj)):
@@ -245,7 +263,7 @@ class WatchHandler:
             log.exception("watch predicate failed", kind=str(self._kind))
             return False
 
-    def _enqueue(self, event: str, *objs: RawObject) -> None:
+    def _enqueue(self, event: str, *objs: RawObject, priority: int = 0) -> None:
         target = self._target
         for obj in objs:
             try:
@@ -257,6 +275,7 @@ class WatchHandler:
             for request in requests:
                 if admit is None or admit(request, obj):
                     if target is None:
-                        self._queue.add(request)
+                        self._queue.add(request, priority=priority)
                     else:
-                        self._queue.add(request, (event, self._kind, target, obj))
+                        self._queue.add(request, (event, self._kind, target, obj),
+                                        priority=priority)

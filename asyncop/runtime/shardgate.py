@@ -7,7 +7,9 @@
 - Reconcile: `start(key)` admits a reconcile only if the shard is still active (it may have
   been handed over while the key waited) and counts it in flight; `finish` ends it.
 - Acquired shards: every cached primary object in them, and every cached owned object whose
-  owner is in them, is enqueued (so a new owner catches up at once).
+  owner is in them, is enqueued (so a new owner catches up at once), with `replay_priority`
+  (the controller's `LOW_PRIORITY` when its priority queue is on: a replay waits behind live
+  events).
 - Lost shards: the workers reconciling keys of them are cancelled (`revoking` marks them, so
   the worker takes the cancellation as "stop this key", not as shutdown).
 
@@ -36,8 +38,9 @@ class ShardCache(Protocol):
 
 class ShardGate:
     def __init__(self, scope: ShardScope, *, cache: ShardCache, primary: Kind | None,
-                 watches: tuple[Watch, ...], queue: Enqueuer) -> None:
+                 watches: tuple[Watch, ...], queue: Enqueuer, replay_priority: int = 0) -> None:
         self.scope = scope
+        self.replay_priority = replay_priority
         self.cache = cache
         self.primary = primary
         self.watches = watches
@@ -112,7 +115,8 @@ class ShardGate:
             if uid and self.scope.shard_of(uid) in shards:
                 key = _key(obj)
                 self.uids[key] = uid
-                self.queue.add(key, ("shard_acquired", self.scope.shard_of(uid)))
+                self.queue.add(key, ("shard_acquired", self.scope.shard_of(uid)),
+                               priority=self.replay_priority)
         for watch in self.watches:
             if watch.target != "owner":
                 continue
@@ -125,7 +129,8 @@ class ShardGate:
                         else ""
                     key = Request(ref["name"], ns)
                     self.uids[key] = ref["uid"]
-                    self.queue.add(key, ("shard_acquired", self.scope.shard_of(ref["uid"])))
+                    self.queue.add(key, ("shard_acquired", self.scope.shard_of(ref["uid"])),
+                                   priority=self.replay_priority)
 
     def revoked(self, shards: set[int]) -> None:
         for task, shard in list(self.workers.items()):

@@ -257,10 +257,40 @@ async def test_no_task_per_event_or_per_delayed_key() -> None:
         await clock.settle()
         assert len(asyncio.all_tasks()) == before + 1 + 3  # run() and its 3 workers
         release.set()
-        await clock.settle()
+        for _ in range(100):  # workers yield to the loop between reconciles: a turn per key
+            await clock.settle()
         assert ctrl.queue is not None and ctrl.queue.delayed == 500
         assert len(asyncio.all_tasks()) == before + 1 + 3
         assert clock.pending == 1  # one timer for all 500 delayed keys
+
+
+async def test_reconciles_that_never_suspend_still_let_the_loop_run() -> None:
+    """A replay of keys with nothing to do (no await in the reconcile) must not hold the
+    event loop until the queue is empty: watch streams, lease renewals and probes run in
+    between, and a live change can be read and put first (asyncop.runtime.worker)."""
+    clock, cache = FakeClock(), FakeCache()
+    trace: list[str] = []
+
+    async def fn(req: Request) -> None:
+        trace.append("reconcile")
+
+    async def other_task() -> None:
+        while True:
+            trace.append("loop turn")
+            await asyncio.sleep(0)
+
+    ctrl = Controller("foo", reconciler(fn), watches=[for_(FOO)], workers=2)
+    async with running(ctrl, cache, clock):
+        for i in range(200):
+            cache.informer(FOO).add(foo(f"k{i}"))
+        ticker = asyncio.create_task(other_task())
+        for _ in range(30):
+            await clock.settle()
+        ticker.cancel()
+    reconciles = [i for i, step in enumerate(trace) if step == "reconcile"]
+    assert len(reconciles) == 200
+    between = trace[reconciles[0]:reconciles[-1]].count("loop turn")
+    assert between >= 90  # about one turn per two reconciles (two workers), none without
 
 
 async def test_a_poison_key_does_not_slow_the_others() -> None:
@@ -658,3 +688,27 @@ async def test_already_exists_is_an_ordinary_failure() -> None:
             await clock.run_until(0.02)
     assert len(times["ns/a"]) == 3  # 0, 5 ms, 15 ms
     assert {e["event"] for e in logs if e["log_level"] == "error"} == {"reconcile failed"}
+
+
+async def test_a_reconciler_replaced_after_construction_is_the_one_called() -> None:
+    """Wrapping `controller.reconciler` (as bench/soak_chaos.py does to trace overlaps)
+    takes effect: the workers call whatever the attribute holds."""
+    clock, cache = FakeClock(), FakeCache()
+    calls: list[str] = []
+
+    async def original(req: Request) -> None:
+        calls.append("original " + req.name)
+
+    ctrl = Controller("foo", reconciler(original), watches=[for_(FOO)], workers=1)
+    inner = ctrl.reconciler
+
+    class Wrapped:
+        async def reconcile(self, req: Request) -> Result | None:
+            calls.append("wrapper " + req.name)
+            return await inner.reconcile(req)
+
+    ctrl.reconciler = Wrapped()
+    async with running(ctrl, cache, clock):
+        cache.informer(FOO).add(foo("a"))
+        await clock.settle()
+    assert calls == ["wrapper a", "original a"]

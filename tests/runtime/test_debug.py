@@ -74,6 +74,7 @@ async def mgr(server: ApiServer) -> AsyncIterator[Manager]:
     async with Manager(config=ClientConfig(host=server.url), debug_endpoints=True,
                        metrics_bind_address="127.0.0.1:0") as m:
         m.add(worker_controller(m, server))
+        await m.cache.wait_for_sync()  # objects the tests create are live events, not a list's
         yield m
         server.faults.clear()
 
@@ -105,6 +106,7 @@ async def test_a_key_backing_off_after_an_error(mgr: Manager) -> None:
     state = c["state"]
     assert state["queued"] is False and state["processing"] is False
     assert state["requeues"] == 1
+    assert state["priority"] == 0  # a live create; its retry keeps the priority (workqueue)
     delayed = state["delayed"]
     assert delayed["reason"] == "retry"
     assert delayed["why"] == "retry after error: cannot handle fail-1"

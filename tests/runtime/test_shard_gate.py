@@ -175,3 +175,32 @@ async def test_a_lost_shard_cancels_its_reconcile_and_the_worker_goes_on() -> No
     assert "lost" not in finished
 
 
+
+
+async def test_an_acquired_shard_is_replayed_behind_live_events() -> None:
+    """The keys a newly acquired shard brings are a replay: LOW_PRIORITY (as an initial
+    list's; controller-runtime's handler.LowPriority), so a live change goes first."""
+    scope = ShardScope(SPACE, clock=FakeClock())
+    scope.activate([1])
+    release = asyncio.Event()
+    seen: list[str] = []
+
+    async def fn(req: Request) -> Result:
+        seen.append(req.name)
+        if req.name == "blocker":
+            await release.wait()
+        return Result()
+
+    cache = Cache()
+    ctrl = Controller("foo", reconciler(fn), watches=[for_(FOO)], workers=1)
+    async with run(ctrl, cache, scope):
+        cache.informer(FOO).add(foo("blocker", 1))
+        await eventually(lambda: seen == ["blocker"], timeout=5)
+        for i in range(5):
+            cache.informer(FOO).objs[f"theirs-{i}"] = foo(f"theirs-{i}", 2)  # cached only
+        scope.activate([1, 2])
+        cache.informer(FOO).add(foo("live", 1))
+        release.set()
+        await eventually(lambda: len(seen) == 7, timeout=5)
+    assert seen[:2] == ["blocker", "live"]
+    assert seen[2:] == [f"theirs-{i}" for i in range(5)]

@@ -272,7 +272,7 @@ async def test_moving_deadlines_earlier_keeps_the_heap_small() -> None:
         q.add_after("a", 2000.0 - i)
         q.add_after(f"k{i % 10}", 5000.0 - i)
     assert q.delayed == 11
-    assert len(q._heap) <= 2 * 11 + 64 + 1
+    assert len(q._delays._heap) <= 2 * 11 + 64 + 1
     await clock.advance(1001.0)
     assert await drain_now(q) == ["a"]
     await clock.advance(4000.0)

@@ -198,13 +198,15 @@ class ObjectRoutes:
             snap_id = ""
         meta: dict[str, Any] = {"resourceVersion": str(list_rv),
                                 **sharding.shard_info(q, shard)}
-        page = items[offset:]
+        # one page (and the next item) only: slicing the rest on every page made a paginated
+        # list of N objects cost O(N^2 / limit)
+        page = items[offset:offset + limit + 1] if limit else items[offset:]
         if limit and len(page) > limit:
             if not snap_id:
                 snap_id = self.store.save_snapshot(items, scope=scope)
             meta["continue"] = listing.encode_token(list_rv, snap_id, offset + limit,
                                              page[limit]["metadata"])
-            meta["remainingItemCount"] = len(page) - limit
+            meta["remainingItemCount"] = len(items) - offset - limit
             page = page[:limit]
         if wants_table(request):
             table = to_table(rt, await self.served(rt, page),

@@ -1,9 +1,12 @@
 """Store: the MVCC object store behind the embedded API server, and its in-process API.
 
-Objects live as plain dicts keyed by storage identity (group, plural), then (namespace, name).
-A stored dict is never mutated after it is stored: every write builds a new dict, bumps the
-one global resourceVersion, stores it and publishes one watch Event. That makes snapshots
-(pagination, list at an exact rv) and shared serialized watch lines cheap and safe. Readers
+Objects live as plain dicts keyed by storage identity (group, plural), then namespace ("" for
+cluster-scoped objects), then name. A stored dict is never mutated after it is stored: every
+write builds a new dict, bumps the one global resourceVersion, stores it and publishes one
+watch Event. That makes snapshots (pagination, list at an exact rv) and shared serialized
+watch lines cheap and safe, and lets stored objects share their equal parts: at commit the
+`Compactor` (compact.py) puts one instance of each repeated string, dict or list in place
+of the copies (an equal value, so no reader can tell). Readers
 outside the server (simulators, tests) get copies. Invariants: resourceVersion strictly
 increases across all resources; every write path (HTTP or in-process) goes through
 `writer.Writer`, so validation, admission, generation, finalizers and events are identical
@@ -26,6 +29,7 @@ from asyncop.apiserver.builtin import binding as pod_binding
 from asyncop.apiserver.core import errors
 from asyncop.apiserver.core.registry import Registry
 from asyncop.apiserver.core.resources import ResourceType
+from asyncop.apiserver.storage.compact import Compactor
 from asyncop.apiserver.storage.objects import as_version, copy_obj
 from asyncop.apiserver.storage.watch import GR, Event, Watcher, WatchHub
 from asyncop.apiserver.storage.writer import Writer
@@ -34,7 +38,6 @@ from asyncop.clock import Clock, format_time
 log = structlog.get_logger("asyncop.apiserver.storage.store")
 
 Admission = Callable[[str, dict[str, Any], "dict[str, Any] | None"], None]
-Key = tuple[str, str]
 ObjectList = list[dict[str, Any]]
 
 
@@ -61,7 +64,9 @@ class Store:
         self._rv = 0
         self._now_second = -1
         self._now_text = ""
-        self._objects: dict[GR, dict[Key, dict[str, Any]]] = {}
+        # gr -> namespace -> name -> object (names as the keys: no tuple per object)
+        self._objects: dict[GR, dict[str, dict[str, dict[str, Any]]]] = {}
+        self.compactor = Compactor()
         self._admission: dict[GR, list[Admission]] = {}
         self._snapshots: OrderedDict[str, tuple[Hashable, list[dict[str, Any]]]] = \
             OrderedDict()
@@ -85,23 +90,25 @@ class Store:
 
     def raw_get(self, gr: GR, namespace: str, name: str) -> dict[str, Any] | None:
         bucket = self._objects.get(gr)
-        return bucket.get((namespace, name)) if bucket else None
+        names = bucket.get(namespace) if bucket else None
+        return names.get(name) if names else None
 
     def raw_items(self, gr: GR, namespace: str | None = None) -> list[dict[str, Any]]:
         """Stored objects of one resource, sorted by (namespace, name)."""
         bucket = self._objects.get(gr)
         if not bucket:
             return []
-        keys = sorted(bucket)
         if namespace is not None:
-            keys = [k for k in keys if k[0] == namespace]
-        return [bucket[k] for k in keys]
+            names = bucket.get(namespace)
+            return [names[n] for n in sorted(names)] if names else []
+        return [names[n] for ns in sorted(bucket) for names in (bucket[ns],)
+                for n in sorted(names)]
 
     def count(self, gr: GR, namespace: str | None = None) -> int:
         bucket = self._objects.get(gr) or {}
         if namespace is None:
-            return len(bucket)
-        return sum(1 for k in bucket if k[0] == namespace)
+            return sum(len(names) for names in bucket.values())
+        return len(bucket.get(namespace) or ())
 
     def commit(self, type_: str, gr: GR, obj: dict[str, Any],
                old: dict[str, Any] | None) -> dict[str, Any]:
@@ -110,12 +117,20 @@ class Store:
         rv = self._rv
         obj["metadata"]["resourceVersion"] = str(rv)
         meta = obj["metadata"]
-        key = (meta.get("namespace") or "", meta["name"])
+        namespace = meta.get("namespace") or ""
         bucket = self._objects.setdefault(gr, {})
         if type_ == "DELETED":
-            bucket.pop(key, None)
+            names = bucket.get(namespace)
+            if names is not None:
+                names.pop(meta["name"], None)
+                if not names:
+                    del bucket[namespace]
         else:
-            bucket[key] = obj
+            self.compactor.share(gr, obj, old)
+            names = bucket.get(namespace)
+            if names is None:
+                names = bucket[namespace] = {}
+            names[meta["name"]] = obj
         self.hub.publish(Event(rv, type_, gr, obj, old, self.registry.storage_type(gr)))
         return obj
 

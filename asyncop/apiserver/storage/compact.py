@@ -1,0 +1,248 @@
+"""Compactor: stored objects share their equal parts (strings, dicts and lists).
+
+A stored object is never mutated (store.py), so two stored objects may hold the very same
+string, dict or list wherever their values are equal: the apiVersion and kind of every
+object of a resource, a namespace, a creation second, the spec of the pods of one template,
+the labels of a Deployment's pods, a status many objects are in. `share(resource, obj, old)`
+runs at commit time and puts, inside `obj`, the one instance kept for each such value (its
+canonical value) in place of the equal copy, so a value repeated across N objects is held
+once instead of N times.
+
+A dict or list is looked up by its JSON text (orjson, in C: equal text is an equal value,
+with 1, 1.0, true and -0.0 told apart); a hit replaces the whole subtree at once. A miss
+keeps looking inside it, down to `MAX_DEPTH` levels; strings are looked up by value.
+Where sharing pays is learnt per resource and per path (`metadata.namespace`, `spec`,
+`spec.containers[]`, ...) from the bytes its repeats saved against what its entries for
+values seen once cost, over a window of `WINDOW` values (a value found again in the version
+being replaced does not count: an object's own history does not make sharing pay). A path of
+unique values (a name, a uid, a resourceVersion, a per-object spec) stops looking after its
+first window and only probes again now and then (`PROBE`), so unique values cost neither a
+table entry nor a JSON text. Canonical values held by nothing but the tables are dropped by
+`sweep()`, which runs once the tables have doubled since the last sweep (CPython's reference
+counts tell what only a table holds).
+
+Invariants: `share` changes no value (== and types); it only replaces, inside a dict or a
+list, a value by an equal one that no reader can tell apart, and never the object itself;
+the tables hold only values some stored object, history event or snapshot holds too, plus
+what came since the last sweep.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import orjson
+
+WINDOW = 1024
+"""Values a path sees before it decides whether sharing pays there: whether the bytes its
+repeats saved outweigh what its tables' entries for values seen once cost (a string's entry
+~50 bytes; a container's, its JSON text and ~100 bytes, while a repeat saves ~5 times its
+JSON text: the size of the dicts, lists and strings it is made of)."""
+
+PROBE = 64
+"""A path that stopped sharing tries again for this many values, after `OFF_SPAN` values it
+skipped or after a sweep (workloads change)."""
+
+OFF_SPAN = 2 * WINDOW
+
+MAX_DEPTH = 4
+"""How deep below the object a miss keeps looking (dicts and lists nested deeper are only
+shared as a whole, where their parent was)."""
+
+
+class _Path:
+    """One path of one resource: its children by dict key ("[]" for list items), and whether
+    sharing pays here (decided per window of values seen)."""
+
+    __slots__ = ("children", "gain", "on", "seen", "window")
+
+    def __init__(self) -> None:
+        self.children: dict[str, _Path] = {}
+        self.on = True
+        self.seen = 0
+        self.gain = 0  # bytes the repeats saved minus what entries of values seen once cost
+        self.window = WINDOW
+
+    def child(self, key: str) -> _Path:
+        node = self.children.get(key)
+        if node is None:
+            node = self.children[key] = _Path()
+        return node
+
+    def count(self, gain: int) -> None:
+        """One value looked up (`gain`: bytes saved, or < 0 what its new entry costs); at the
+        end of a window keep sharing only if it paid."""
+        self.seen += 1
+        self.gain += gain
+        if self.seen >= self.window:
+            self.on = self.gain >= 0
+            self.seen = self.gain = 0
+            self.window = WINDOW
+
+    def skip(self) -> None:
+        """One value not looked up (sharing is off here): probe again after `OFF_SPAN`."""
+        self.seen += 1
+        if self.seen >= OFF_SPAN:
+            self.probe()
+
+    def probe(self) -> None:
+        self.on = True
+        self.window = PROBE
+        self.seen = self.gain = 0
+
+
+class Compactor:
+    def __init__(self) -> None:
+        self._roots: dict[object, _Path] = {}
+        # The canonical values: one table of strings, one of containers by JSON text (one
+        # table each, so a value only the tables hold is held exactly once).
+        self._strings: dict[str, str] = {}
+        self._shapes: dict[bytes, Any] = {}
+        self._canonical: set[int] = set()  # ids of the containers in `_shapes`
+        self._limit = 65_536
+
+    def share(self, resource: object, obj: dict[str, Any],
+              old: dict[str, Any] | None = None) -> None:
+        """Put canonical values inside `obj` (an object about to be stored). `old`, the
+        version it replaces, keeps finding its own values from counting as repeats."""
+        root = self._roots.get(resource)
+        if root is None:
+            root = self._roots[resource] = _Path()
+        self._inside(obj, root, 0, old)
+        if len(self._strings) + len(self._shapes) > self._limit:
+            self.sweep()
+
+    def _inside(self, value: dict[str, Any] | list[Any], node: _Path, depth: int,
+                old: Any) -> None:
+        """Share the children of a dict or list (in place); `old`: the same place in the
+        previous version, if any."""
+        strings = self._strings
+        if isinstance(value, dict):
+            children = node.children
+            olds = old if type(old) is dict else None
+            for name, item in value.items():
+                child = children.get(name)
+                if child is None:
+                    child = node.child(name)
+                was = olds.get(name) if olds is not None else None
+                if type(item) is str:  # _one's first case, inlined: most values are strings
+                    if child.on:
+                        found = strings.get(item)
+                        if found is None:
+                            strings[item] = item
+                        elif found is not item:
+                            value[name] = found
+                        if found is None:
+                            child.count(-50)
+                        elif found is not was:  # a repeat, not the old version's own value
+                            child.count(49 + len(item))
+                    else:  # child.skip(), inlined
+                        child.seen += 1
+                        if child.seen >= OFF_SPAN:
+                            child.probe()
+                    continue
+                new = self._one(item, child, depth, was)
+                if new is not item:
+                    value[name] = new
+        else:
+            child = node.child("[]")
+            if not child.on and depth >= MAX_DEPTH:  # nothing to look up nor look into
+                child.seen += len(value)
+                if child.seen >= OFF_SPAN:
+                    child.probe()
+                return
+            olds_list = old if type(old) is list else ()
+            for i, item in enumerate(value):
+                new = self._one(item, child, depth, olds_list[i] if i < len(olds_list) else None)
+                if new is not item:
+                    value[i] = new
+
+    def _one(self, value: Any, node: _Path, depth: int, was: Any) -> Any:
+        """The canonical value equal to `value` at `node`, or `value` itself (`was`: the
+        previous version's value here)."""
+        kind = type(value)
+        if kind is str:
+            if not node.on:
+                node.skip()
+                return value
+            found = self._strings.get(value)
+            if found is None:
+                node.count(-50)
+            elif found is not was:
+                node.count(49 + len(value))
+            if found is None:
+                self._strings[value] = value
+                return value
+            return found
+        if kind is not dict and kind is not list:
+            return value  # int, float, bool, None: small, immutable
+        if id(value) in self._canonical:
+            return value
+        if node.on:
+            try:
+                text = orjson.dumps(value)
+            except TypeError:  # not JSON (no stored object is; stay safe): keep as is
+                return value
+            found = self._shapes.get(text)
+            if found is None:
+                node.count(-100 - len(text))
+            elif found is not was:
+                node.count(5 * len(text))
+            if found is not None:
+                return found
+            # a copy of the right size: orjson's own result keeps a 4 KiB buffer
+            self._shapes[bytes(memoryview(text))] = value
+            self._canonical.add(id(value))
+        else:
+            node.skip()
+        if depth < MAX_DEPTH:
+            self._inside(value, node, depth + 1, was)
+        return value
+
+    def sweep(self) -> None:
+        """Drop canonical values nothing else holds; let every path try sharing again."""
+        shapes = self._shapes
+        for text in list(shapes):
+            if sys.getrefcount(shapes[text]) <= _ONLY_TABLE:
+                del shapes[text]
+        self._canonical = {id(v) for v in shapes.values()}
+        strings = self._strings
+        for word in list(strings):
+            if sys.getrefcount(word) <= _ONLY_TABLE_STR:
+                del strings[word]
+        for root in self._roots.values():
+            _reset(root)
+        self._limit = max(65_536, 2 * (len(strings) + len(shapes)))
+
+    @property
+    def entries(self) -> int:
+        """Canonical values held (strings and containers)."""
+        return len(self._strings) + len(self._shapes)
+
+
+def _reset(node: _Path) -> None:
+    """After a sweep: a path that stopped sharing tries again, for a short window."""
+    if not node.on:
+        node.probe()
+    node.seen = node.gain = 0
+    for child in node.children.values():
+        _reset(child)
+
+
+def _held_by_table() -> tuple[int, int]:
+    """sys.getrefcount of a container and of a string only a table holds, looked at the way
+    `_sweep` looks (the counts differ between CPython versions)."""
+    shapes: dict[bytes, Any] = {b"[]": [object()]}
+    word = "".join(["only", "table"])
+    strings = {word: word}
+    del word
+    container = text = 0
+    for key in list(shapes):
+        container = sys.getrefcount(shapes[key])
+    for word in list(strings):
+        text = sys.getrefcount(word)
+    return container, text
+
+
+_ONLY_TABLE, _ONLY_TABLE_STR = _held_by_table()
