@@ -15,6 +15,7 @@ from typing import Any
 from asyncop.apiserver.builtin import quantity, security
 from asyncop.apiserver.builtin.checks import (
     is_config_map_key,
+    is_dns1123_label,
     is_qualified_name,
     is_relaxed_env_var_name,
     is_valid_port_name,
@@ -28,7 +29,6 @@ from asyncop.apiserver.builtin.fields import (
     as_int,
     as_list,
     as_str,
-    dns1123_label,
     duplicate,
     each,
     forbidden,
@@ -58,7 +58,11 @@ def container_common(ctr: Obj, path: str, volumes: dict[str, Obj], *,
                      host_users: bool) -> Causes:
     """validateContainerCommon."""
     name = as_str(ctr.get("name"))
-    out = [required(f"{path}.name")] if not name else dns1123_label(name, f"{path}.name")
+    if not name:
+        out = [required(f"{path}.name")]
+    else:
+        msgs = is_dns1123_label(name)
+        out = each(f"{path}.name", name, msgs) if msgs else []
     if not as_str(ctr.get("image")):
         out.append(required(f"{path}.image"))
     policy = as_str(ctr.get("terminationMessagePolicy"))
@@ -67,18 +71,25 @@ def container_common(ctr: Obj, path: str, volumes: dict[str, Obj], *,
     elif policy not in ("File", "FallbackToLogsOnError"):
         out.append(not_supported(f"{path}.terminationMessagePolicy", policy,
                                  ("File", "FallbackToLogsOnError")))
-    out += ports(as_list(ctr.get("ports")), f"{path}.ports")
-    out += env(as_list(ctr.get("env")), f"{path}.env")
-    out += env_from(as_list(ctr.get("envFrom")), f"{path}.envFrom")
-    out += volume_mounts(as_list(ctr.get("volumeMounts")), volumes, ctr, f"{path}.volumeMounts")
+    if "ports" in ctr:  # (lists that are absent cost nothing, not even their paths)
+        out += ports(as_list(ctr["ports"]), f"{path}.ports")
+    if "env" in ctr:
+        out += env(as_list(ctr["env"]), f"{path}.env")
+    if "envFrom" in ctr:
+        out += env_from(as_list(ctr["envFrom"]), f"{path}.envFrom")
+    if "volumeMounts" in ctr:
+        out += volume_mounts(as_list(ctr["volumeMounts"]), volumes, ctr,
+                             f"{path}.volumeMounts")
     pull = as_str(ctr.get("imagePullPolicy"))
     if not pull:
         out.append(required(f"{path}.imagePullPolicy"))
     elif pull not in PULL_POLICIES:
         out.append(not_supported(f"{path}.imagePullPolicy", pull, PULL_POLICIES))
-    out += resources(as_dict(ctr.get("resources")), f"{path}.resources")
-    out += security.security_context(ctr.get("securityContext"), f"{path}.securityContext",
-                                     host_users=host_users)
+    if ctr.get("resources"):
+        out += resources(as_dict(ctr["resources"]), f"{path}.resources")
+    if ctr.get("securityContext"):
+        out += security.security_context(ctr["securityContext"], f"{path}.securityContext",
+                                         host_users=host_users)
     return out
 
 
@@ -86,44 +97,48 @@ def ports(items: list[Any], path: str) -> Causes:
     """validateContainerPorts: names IANA_SVC_NAME and unique, port ranges, protocol."""
     out: Causes = []
     names: set[str] = set()
-    for i, port in enumerate(items):
-        port, at = as_dict(port), f"{path}[{i}]"
+    for i, port in enumerate(items):  # `at`, the item's path, is built only for an error
+        port = as_dict(port)
         name = as_str(port.get("name"))
         if name:
             msgs = is_valid_port_name(name)
             if msgs:
-                out += each(f"{at}.name", name, msgs)
+                out += each(f"{path}[{i}].name", name, msgs)
             elif name in names:
-                out.append(duplicate(f"{at}.name", name))
+                out.append(duplicate(f"{path}[{i}].name", name))
             else:
                 names.add(name)
         number = as_int(port.get("containerPort")) or 0
         if number == 0:
-            out.append(required(f"{at}.containerPort"))
-        else:
-            out += each(f"{at}.containerPort", number, is_valid_port_num(number))
+            out.append(required(f"{path}[{i}].containerPort"))
+        elif msgs := is_valid_port_num(number):
+            out += each(f"{path}[{i}].containerPort", number, msgs)
         host = as_int(port.get("hostPort")) or 0
-        if host:
-            out += each(f"{at}.hostPort", host, is_valid_port_num(host))
+        if host and (msgs := is_valid_port_num(host)):
+            out += each(f"{path}[{i}].hostPort", host, msgs)
         protocol = as_str(port.get("protocol"))
         if not protocol:
-            out.append(required(f"{at}.protocol"))
+            out.append(required(f"{path}[{i}].protocol"))
         elif protocol not in PROTOCOLS:
-            out.append(not_supported(f"{at}.protocol", protocol, PROTOCOLS))
+            out.append(not_supported(f"{path}[{i}].protocol", protocol, PROTOCOLS))
     return out
 
 
 def env(items: list[Any], path: str) -> Causes:
     """ValidateEnv: names (the relaxed rule of 1.33: printable ASCII but '='), valueFrom."""
     out: Causes = []
-    for i, var in enumerate(items):
-        var, at = as_dict(var), f"{path}[{i}]"
-        name = as_str(var.get("name"))
-        if not name:
-            out.append(required(f"{at}.name"))
+    for i, var in enumerate(items):  # a hot loop (pods have many vars): paths only for errors
+        if not isinstance(var, dict):
+            var = {}
+        name = var.get("name")
+        if not isinstance(name, str) or not name:
+            out.append(required(f"{path}[{i}].name"))
         else:
-            out += each(f"{at}.name", name, is_relaxed_env_var_name(name))
-        out += _value_from(var, f"{at}.valueFrom")
+            msgs = is_relaxed_env_var_name(name)
+            if msgs:
+                out += each(f"{path}[{i}].name", name, msgs)
+        if isinstance(var.get("valueFrom"), dict):
+            out += _value_from(var, f"{path}[{i}].valueFrom")
     return out
 
 
@@ -251,28 +266,30 @@ def volume_mounts(items: list[Any], volumes: dict[str, Obj], ctr: Obj, path: str
     """ValidateVolumeMounts (kube reports subPath errors on the list path, not the item)."""
     out: Causes = []
     paths: set[str] = set()
-    for i, mount in enumerate(items):
-        mount, at = as_dict(mount), f"{path}[{i}]"
+    for i, mount in enumerate(items):  # the item's path is built only for an error
+        mount = as_dict(mount)
         name, mount_path = as_str(mount.get("name")), as_str(mount.get("mountPath"))
         if not name:
-            out.append(required(f"{at}.name"))
+            out.append(required(f"{path}[{i}].name"))
         if name not in volumes:
-            out.append(not_found(f"{at}.name", name))
+            out.append(not_found(f"{path}[{i}].name", name))
         if not mount_path:
-            out.append(required(f"{at}.mountPath"))
+            out.append(required(f"{path}[{i}].mountPath"))
         if mount_path in paths:
-            out.append(invalid(f"{at}.mountPath", mount_path, "must be unique"))
+            out.append(invalid(f"{path}[{i}].mountPath", mount_path, "must be unique"))
         paths.add(mount_path)
         sub_path, sub_expr = as_str(mount.get("subPath")), as_str(mount.get("subPathExpr"))
         if sub_path:
             out += local_descending_path(sub_path, f"{path}.subPath")
         if sub_expr:
             if sub_path:
-                out.append(invalid(f"{at}.subPathExpr", sub_expr,
+                out.append(invalid(f"{path}[{i}].subPathExpr", sub_expr,
                                    "subPathExpr and subPath are mutually exclusive"))
             out += local_descending_path(sub_expr, f"{path}.subPathExpr")
-        out += _propagation(mount, ctr, f"{path}.mountPropagation")
-        out += _recursive_read_only(mount, f"{path}.recursiveReadOnly")
+        if "mountPropagation" in mount:
+            out += _propagation(mount, ctr, f"{path}.mountPropagation")
+        if "recursiveReadOnly" in mount:
+            out += _recursive_read_only(mount, f"{path}.recursiveReadOnly")
     return out
 
 

@@ -41,15 +41,15 @@ def resource_list(values: Any) -> None:
     if not isinstance(values, dict):
         return
     for key, raw in list(values.items()):
-        if isinstance(raw, bool) or not isinstance(raw, str | int | float):
+        text = quantity.text_of(raw)
+        if text is None:
             continue
         try:
-            parsed = quantity.parse(raw)
+            rounded = quantity.milli_rounded(text)
         except quantity.QuantityError:
             continue  # decoding refuses it with kube's message
-        rounded = parsed.round_up(-3)
-        if rounded is not parsed:
-            values[key] = str(rounded)
+        if rounded is not None:
+            values[key] = rounded
 
 
 def _handler(handler: Any) -> None:

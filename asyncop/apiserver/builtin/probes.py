@@ -35,16 +35,20 @@ from asyncop.apiserver.builtin.fields import (
 
 _PROBE_ACTIONS = ("exec", "httpGet", "tcpSocket", "grpc")
 _HOOK_ACTIONS = ("exec", "httpGet", "tcpSocket", "sleep")
+_PROBE_NUMBERS = ("initialDelaySeconds", "timeoutSeconds", "periodSeconds", "successThreshold",
+                  "failureThreshold")
 
 
 def port_num_or_name(value: Any, path: str) -> Causes:
     """ValidatePortNumOrName for an IntOrString."""
     if isinstance(value, str):
-        return each(path, value, is_valid_port_name(value))
+        msgs = is_valid_port_name(value)
+        return each(path, value, msgs) if msgs else []
     number = as_int(value)
     if number is None:
         return []
-    return each(path, number, is_valid_port_num(number))
+    msgs = is_valid_port_num(number)
+    return each(path, number, msgs) if msgs else []
 
 
 def _http_get(action: Obj, path: str) -> Causes:
@@ -99,9 +103,10 @@ def probe(raw: Any, path: str, grace: int | None, kind: str) -> Causes:
     if not isinstance(raw, dict):
         return []
     out = handler(raw, _PROBE_ACTIONS, path, grace)
-    for key in ("initialDelaySeconds", "timeoutSeconds", "periodSeconds", "successThreshold",
-                "failureThreshold"):
-        out += nonnegative(raw.get(key), f"{path}.{key}")
+    for key in _PROBE_NUMBERS:
+        number = raw.get(key)
+        if isinstance(number, int) and number < 0:  # (a bool is never negative)
+            out += nonnegative(number, f"{path}.{key}")
     term = as_int(raw.get("terminationGracePeriodSeconds"))
     if term is not None and term <= 0:
         out.append(invalid(f"{path}.terminationGracePeriodSeconds", term,

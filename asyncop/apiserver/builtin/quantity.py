@@ -31,14 +31,14 @@ from __future__ import annotations
 import functools
 import math
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
 from asyncop.apiserver.builtin.gofmt import go_quote
 
-__all__ = ["Quantity", "QuantityError", "canonical", "compare", "go_struct", "parse",
-           "parse_error", "parse_text", "sign", "text_of"]
+__all__ = ["Quantity", "QuantityError", "canonical", "compare", "go_struct", "milli_rounded",
+           "parse", "parse_error", "parse_text", "sign", "text_of"]
 
 SPLIT_RE = "^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$"
 FORMAT_WRONG = "quantities must match the regular expression '" + SPLIT_RE + "'"
@@ -65,18 +65,38 @@ class QuantityError(ValueError):
 @dataclass(frozen=True, slots=True)
 class Quantity:
     """An exact value, the suffix family it was written in, and the text kube keeps for it
-    (`text` is set when the written form is already canonical)."""
+    (`text` is set when the written form is already canonical). `nanos` is the value in
+    units of 10^-9 — every quantity parsed here is a whole number of them (kube rounds to
+    nano), and so are their sums and roundings — for integer arithmetic instead of
+    Fraction's; None only for a value built by hand finer than that."""
 
     value: Fraction
     format: str  # "DecimalSI" | "BinarySI" | "DecimalExponent"
     text: str = ""
+    nanos: int | None = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        value = self.value
+        if value.denominator == 1:
+            nanos: int | None = value.numerator * 10**9
+        else:
+            whole, rest = divmod(value.numerator * 10**9, value.denominator)
+            nanos = None if rest else whole
+        object.__setattr__(self, "nanos", nanos)
 
     def __str__(self) -> str:
         return self.text or _canonical(self.value, self.format)
 
+    def signum(self) -> int:
+        """Quantity.Sign: -1, 0 or 1."""
+        number = self.nanos if self.nanos is not None else self.value
+        return (number > 0) - (number < 0)
+
     def round_up(self, scale: int) -> Quantity:
         """kube's Quantity.RoundUp(scale): the value rounded away from zero to 10^scale
         (SetDefaults_ResourceList rounds every resource value up to milli, scale -3)."""
+        if self.nanos is not None and -9 <= scale and self.nanos % 10 ** (scale + 9) == 0:
+            return self  # already a whole number of 10^scale: exact integer test
         step = Fraction(10) ** scale
         units = self.value / step
         if units.denominator == 1:
@@ -293,13 +313,28 @@ def parse(value: str | int | float) -> Quantity:
     return parse_text(text)
 
 
+@functools.lru_cache(maxsize=4096, typed=True)
 def canonical(value: str | int | float) -> str:
-    """The string kube serialises a quantity as; `QuantityError` with kube's message."""
+    """The string kube serialises a quantity as; `QuantityError` with kube's message.
+    Memoised (typed: `1` and `1.0` are different JSON texts): every write of a built-in
+    kind canonicalises each of its quantities, and they repeat."""
     return str(parse(value))
+
+
+@functools.lru_cache(maxsize=4096)
+def milli_rounded(text: str) -> str | None:
+    """SetDefaults_ResourceList of one value: None when `text` is exact at milli (kept
+    as written), else the canonical text of the value rounded up to milli. Memoised;
+    `QuantityError` as `parse_text`."""
+    parsed = parse_text(text)
+    rounded = parsed.round_up(-3)
+    return None if rounded is parsed else str(rounded)
 
 
 def compare(a: Quantity, b: Quantity) -> int:
     """-1, 0 or 1 as kube's Quantity.Cmp (exact)."""
+    if a.nanos is not None and b.nanos is not None:
+        return (a.nanos > b.nanos) - (a.nanos < b.nanos)
     return (a.value > b.value) - (a.value < b.value)
 
 
