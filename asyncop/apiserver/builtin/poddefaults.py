@@ -18,7 +18,7 @@ from typing import Any
 
 from asyncop.apiserver.builtin import quantity
 from asyncop.apiserver.builtin.fields import Obj, as_dict, as_list
-from asyncop.apiserver.builtin.volumes import SOURCES
+from asyncop.apiserver.builtin.volumes import sources_of
 
 _MODE_0644 = 420
 
@@ -85,10 +85,12 @@ def container_defaults(ctr: Obj) -> None:
     for port in as_list(ctr.get("ports")):
         if isinstance(port, dict):
             port.setdefault("protocol", "TCP")
-    for var in as_list(ctr.get("env")):
-        field_ref = as_dict(as_dict(as_dict(var).get("valueFrom")).get("fieldRef"))
-        if field_ref:
-            field_ref.setdefault("apiVersion", "v1")
+    for var in as_list(ctr.get("env")):  # a hot loop: most vars have no valueFrom
+        source = var.get("valueFrom") if isinstance(var, dict) else None
+        if isinstance(source, dict):
+            field_ref = source.get("fieldRef")
+            if isinstance(field_ref, dict) and field_ref:
+                field_ref.setdefault("apiVersion", "v1")
     for key in ("livenessProbe", "readinessProbe", "startupProbe"):
         _probe(ctr.get(key))
     lifecycle = as_dict(ctr.get("lifecycle"))
@@ -104,7 +106,7 @@ def _downward_items(items: Any) -> None:
 
 
 def volume_defaults(volume: Obj) -> None:
-    if not any(isinstance(volume.get(key), dict) for key, _ in SOURCES):
+    if not sources_of(volume):
         volume["emptyDir"] = {}
     for key in ("secret", "configMap", "downwardAPI", "projected"):
         source = volume.get(key)

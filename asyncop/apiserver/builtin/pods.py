@@ -18,6 +18,7 @@ Invariant: defaults fill only absent fields; validators never mutate `old`.
 
 from __future__ import annotations
 
+from fractions import Fraction
 from typing import Any
 
 import orjson
@@ -75,41 +76,45 @@ def _admit(spec: Obj) -> None:
 
 def qos_class(spec: Obj) -> str:
     """ComputePodQOS: Guaranteed when every container limits cpu and memory and requests
-    equal limits, BestEffort without any cpu/memory request or limit, else Burstable."""
-    requests: dict[str, quantity.Quantity] = {}
-    limits: dict[str, quantity.Quantity] = {}
+    equal limits, BestEffort without any cpu/memory request or limit, else Burstable.
+    Sums are exact, in nano units (`Quantity.nanos`)."""
+    requests: dict[str, int | Fraction] = {}
+    limits: dict[str, int | Fraction] = {}
     guaranteed = True
     for ctr in as_list(spec.get("containers")) + as_list(spec.get("initContainers")):
         resources = as_dict(as_dict(ctr).get("resources"))
         for bucket, into in (("requests", requests), ("limits", limits)):
-            found = set()
+            found = 0
             for name, raw in as_dict(resources.get(bucket)).items():
                 value = _positive(name, raw)
                 if value is None:
                     continue
-                found.add(name)
-                total = into.get(name)
-                into[name] = value if total is None else quantity.Quantity(
-                    total.value + value.value, total.format)
-            if bucket == "limits" and not {"cpu", "memory"} <= found:
+                found += name == "cpu" or name == "memory"
+                into[name] = into.get(name, 0) + value
+            if bucket == "limits" and found < 2:
                 guaranteed = False
     if not requests and not limits:
         return "BestEffort"
-    if guaranteed and all(name in limits and quantity.compare(limits[name], req) == 0
+    if guaranteed and all(name in limits and limits[name] == req
                           for name, req in requests.items()) and len(requests) == len(limits):
         return "Guaranteed"
     return "Burstable"
 
 
-def _positive(name: str, raw: Any) -> quantity.Quantity | None:
-    if name not in ("cpu", "memory") or isinstance(raw, bool) or \
-            not isinstance(raw, str | int | float):
+def _positive(name: str, raw: Any) -> int | Fraction | None:
+    """A positive cpu or memory quantity in nano units (None: another resource, not
+    positive, or not a quantity)."""
+    if name != "cpu" and name != "memory":
+        return None
+    text = quantity.text_of(raw)
+    if text is None:
         return None
     try:
-        value = quantity.parse(raw)
+        value = quantity.parse_text(text)
     except quantity.QuantityError:
         return None
-    return value if value.value > 0 else None
+    nanos = value.nanos if value.nanos is not None else value.value * 10**9
+    return nanos if nanos > 0 else None
 
 
 def _pod_defaults(obj: Obj, old: Obj | None) -> None:
