@@ -38,6 +38,7 @@ from asyncop.apiserver.builtin.fields import (
     required,
 )
 from asyncop.apiserver.builtin.filepaths import local_descending_path
+from asyncop.apiserver.builtin.knownvalid import remembers_valid
 from asyncop.apiserver.builtin.resources import resources
 
 PROTOCOLS = ("SCTP", "TCP", "UDP")
@@ -93,8 +94,10 @@ def container_common(ctr: Obj, path: str, volumes: dict[str, Obj], *,
     return out
 
 
+@remembers_valid
 def ports(items: list[Any], path: str) -> Causes:
-    """validateContainerPorts: names IANA_SVC_NAME and unique, port ranges, protocol."""
+    """validateContainerPorts: names IANA_SVC_NAME and unique, port ranges, protocol (a
+    valid list is remembered, `knownvalid`)."""
     out: Causes = []
     names: set[str] = set()
     for i, port in enumerate(items):  # `at`, the item's path, is built only for an error

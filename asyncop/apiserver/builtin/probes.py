@@ -32,6 +32,7 @@ from asyncop.apiserver.builtin.fields import (
     not_supported,
     required,
 )
+from asyncop.apiserver.builtin.knownvalid import remembers_valid
 
 _PROBE_ACTIONS = ("exec", "httpGet", "tcpSocket", "grpc")
 _HOOK_ACTIONS = ("exec", "httpGet", "tcpSocket", "sleep")
@@ -98,8 +99,10 @@ def handler(obj: Obj, kinds: tuple[str, ...], path: str, grace: int | None) -> C
     return out
 
 
+@remembers_valid
 def probe(raw: Any, path: str, grace: int | None, kind: str) -> Causes:
-    """validateLivenessProbe / validateReadinessProbe / validateStartupProbe."""
+    """validateLivenessProbe / validateReadinessProbe / validateStartupProbe (replicas
+    repeat their probes: a valid one is remembered, `knownvalid`)."""
     if not isinstance(raw, dict):
         return []
     out = handler(raw, _PROBE_ACTIONS, path, grace)
@@ -136,5 +139,6 @@ def container_probes(ctr: Obj, path: str, grace: int | None) -> Causes:
         if isinstance(ctr.get("lifecycle"), dict) else []
     for key, kind in (("livenessProbe", "liveness"), ("readinessProbe", "readiness"),
                       ("startupProbe", "startup")):
-        out += probe(ctr.get(key), f"{path}.{key}", grace, kind)
+        if isinstance(ctr.get(key), dict):
+            out += probe(ctr[key], f"{path}.{key}", grace, kind)
     return out

@@ -29,6 +29,7 @@ from asyncop.apiserver.builtin.fields import (
     required,
 )
 from asyncop.apiserver.builtin.gofmt import GO_POINTER, Raw
+from asyncop.apiserver.builtin.knownvalid import remembers_valid
 
 _STANDARD_RESOURCES = frozenset({
     "cpu", "memory", "ephemeral-storage", "requests.cpu", "requests.memory",
@@ -103,8 +104,10 @@ def quantity_value(name: str, value: quantity.Quantity, path: str, raw: Any) -> 
     return out
 
 
+@remembers_valid
 def resources(req: Obj, path: str) -> Causes:
-    """ValidateContainerResourceRequirements: names, quantities, requests ≤ limits."""
+    """ValidateContainerResourceRequirements: names, quantities, requests ≤ limits (a
+    valid set is remembered, `knownvalid`)."""
     out: Causes = []
     limits, requests = as_dict(req.get("limits")), as_dict(req.get("requests"))
     lim_path, req_path = f"{path}.limits", f"{path}.requests"

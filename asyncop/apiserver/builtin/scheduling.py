@@ -35,12 +35,14 @@ from asyncop.apiserver.builtin.fields import (
     required,
     selector_requirement,
 )
+from asyncop.apiserver.builtin.knownvalid import remembers_valid
 
 _EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
 
 
+@remembers_valid
 def tolerations(items: list[Any], path: str) -> Causes:
-    """ValidateTolerations."""
+    """ValidateTolerations (a valid list is remembered, `knownvalid`)."""
     out: Causes = []
     for i, tol in enumerate(items):  # `at`, the item's path, is built only for an error
         tol = as_dict(tol)

@@ -1,0 +1,80 @@
+"""Validators that remember the inputs they found valid.
+
+Every replica of a workload repeats the same probes, resources, ports, volumes and
+tolerations, and an operator writes the same few shapes over and over. The validators of
+those parts are pure functions of their input (a decoded JSON value) and a little context
+(a grace period, a probe kind); the path they take only names where a cause is reported.
+`remembers_valid` wraps such a validator: the JSON text of an input it returned no cause
+for (with its context) goes into a bounded set, and the same text is answered "valid"
+again without validating. An input with causes is validated every time, so every message
+and path is the validator's own; only the answer "no causes" is ever remembered.
+
+Invariants: the key is the exact JSON text orjson writes for the value (dict order
+included, `1` and `1.0` and `true` distinct), which identifies a decoded JSON value —
+except that orjson writes NaN and the infinities as `null`, so a text containing `null` is
+never remembered (decoding drops `null` fields, so valid inputs rarely have one); a value
+orjson cannot write (non-string keys, integers beyond 64 bits, other objects) is never
+remembered; texts longer than `MAX_KEY_BYTES` are not kept, and the set is emptied when it
+holds `MAX_ENTRIES`, so memory stays under a few megabytes. A wrapped validator must not
+mutate its input, and its answer must depend on nothing but the value and the context.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Hashable
+from typing import Any, TypeVar, cast
+
+import orjson
+
+from asyncop.api import StatusCause
+
+__all__ = ["KnownValid", "memory_key", "remembers_valid"]
+
+MAX_ENTRIES = 2048
+MAX_KEY_BYTES = 4096
+
+F = TypeVar("F", bound=Callable[..., list[StatusCause]])
+
+
+def memory_key(value: Any, context: Hashable = ()) -> Hashable | None:
+    """The key an input is remembered by (None: this input is never remembered)."""
+    try:
+        text = _dumps(value)
+    except (TypeError, orjson.JSONEncodeError):
+        return None
+    if len(text) > MAX_KEY_BYTES or b"null" in text:
+        return None
+    return (text, context)
+
+
+_dumps = orjson.dumps
+
+
+class KnownValid(set[Hashable]):
+    """The keys of inputs a validator found valid (`key in known` is a set lookup)."""
+
+    def remember(self, key: Hashable | None) -> None:
+        if key is None:
+            return
+        if len(self) >= MAX_ENTRIES:
+            self.clear()
+        self.add(key)
+
+
+def remembers_valid(fn: F) -> F:
+    """Wrap `fn(value, path, *context)` (context positional and hashable) so an input it
+    found valid before is answered `[]` at the cost of one JSON encoding."""
+    known = KnownValid()
+
+    @functools.wraps(fn)
+    def wrapper(value: Any, path: str, *context: Hashable) -> list[StatusCause]:
+        key = memory_key(value, context)
+        if key in known:
+            return []
+        out = fn(value, path, *context)
+        if not out:
+            known.remember(key)
+        return out
+
+    return cast(F, wrapper)
