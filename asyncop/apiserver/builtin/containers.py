@@ -21,6 +21,7 @@ from asyncop.apiserver.builtin.checks import (
     is_valid_port_name,
     is_valid_port_num,
     name_is_dns_subdomain,
+    valid_relaxed_env_var_name,
 )
 from asyncop.apiserver.builtin.fields import (
     Causes,
@@ -134,22 +135,21 @@ def env(items: list[Any], path: str) -> Causes:
         if not isinstance(var, dict):
             var = {}
         name = var.get("name")
-        if not isinstance(name, str) or not name:
-            out.append(required(f"{path}[{i}].name"))
-        else:
-            msgs = is_relaxed_env_var_name(name)
-            if msgs:
-                out += each(f"{path}[{i}].name", name, msgs)
-        if isinstance(var.get("valueFrom"), dict):
-            out += _value_from(var, f"{path}[{i}].valueFrom")
+        if not isinstance(name, str) or not valid_relaxed_env_var_name(name):
+            if not isinstance(name, str) or not name:
+                out.append(required(f"{path}[{i}].name"))
+            else:
+                out += each(f"{path}[{i}].name", name, is_relaxed_env_var_name(name))
+        source = var.get("valueFrom")
+        if source is not None and isinstance(source, dict):
+            out += _value_from(source, f"{path}[{i}].valueFrom", bool(as_str(var.get("value"))))
     return out
 
 
-def _value_from(var: Obj, path: str) -> Causes:
-    """validateEnvVarValueFrom: exactly one source, and not with a `value`."""
-    source = var.get("valueFrom")
-    if not isinstance(source, dict):
-        return []
+@remembers_valid
+def _value_from(source: Obj, path: str, has_value: bool) -> Causes:
+    """validateEnvVarValueFrom: exactly one source, and not with a `value` (replicas repeat
+    their sources: a valid one is remembered, `knownvalid`)."""
     out: Causes = []
     count = 0
     if isinstance(source.get("fieldRef"), dict):
@@ -166,7 +166,7 @@ def _value_from(var: Obj, path: str) -> Causes:
     if count == 0:
         out.append(invalid(path, "", "must specify one of: `fieldRef`, `resourceFieldRef`, "
                            "`configMapKeyRef` or `secretKeyRef`"))
-    elif as_str(var.get("value")):
+    elif has_value:
         out.append(invalid(path, "", "may not be specified when `value` is not empty"))
     elif count > 1:
         out.append(invalid(path, "", "may not have more than one field specified at a time"))
