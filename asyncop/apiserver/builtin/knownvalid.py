@@ -11,12 +11,15 @@ and path is the validator's own; only the answer "no causes" is ever remembered.
 
 Invariants: the key is the exact JSON text orjson writes for the value (dict order
 included, `1` and `1.0` and `true` distinct), which identifies a decoded JSON value —
-except that orjson writes NaN and the infinities as `null`, so a text containing `null` is
-never remembered (decoding drops `null` fields, so valid inputs rarely have one); a value
-orjson cannot write (non-string keys, integers beyond 64 bits, other objects) is never
+inputs come from decoded objects, whose typed fields hold JSON types only (decoding
+refuses a tuple, a UUID or a date where kube has a list or a string); subclasses of the
+JSON types, dates and dataclasses are not written at all, and orjson writes NaN and the
+infinities as `null`, so a text containing `null` is never remembered either (decoding
+drops `null` fields, so valid inputs rarely have one); a value orjson cannot write is never
 remembered; texts longer than `MAX_KEY_BYTES` are not kept, and the set is emptied when it
 holds `MAX_ENTRIES`, so memory stays under a few megabytes. A wrapped validator must not
-mutate its input, and its answer must depend on nothing but the value and the context.
+mutate its input, and its answer must depend on nothing but the value and the context
+(not on the server's version: none of the wrapped ones does).
 """
 
 from __future__ import annotations
@@ -40,8 +43,8 @@ F = TypeVar("F", bound=Callable[..., list[StatusCause]])
 def memory_key(value: Any, context: Hashable = ()) -> Hashable | None:
     """The key an input is remembered by (None: this input is never remembered)."""
     try:
-        text = _dumps(value)
-    except (TypeError, orjson.JSONEncodeError):
+        text = _dumps(value, option=_EXACT)
+    except TypeError:  # (orjson.JSONEncodeError is one)
         return None
     if len(text) > MAX_KEY_BYTES or b"null" in text:
         return None
@@ -49,6 +52,8 @@ def memory_key(value: Any, context: Hashable = ()) -> Hashable | None:
 
 
 _dumps = orjson.dumps
+_EXACT = (orjson.OPT_PASSTHROUGH_SUBCLASS | orjson.OPT_PASSTHROUGH_DATETIME
+          | orjson.OPT_PASSTHROUGH_DATACLASS)  # no `default`: these raise instead
 
 
 class KnownValid(set[Hashable]):
