@@ -32,7 +32,7 @@ import orjson
 
 from asyncop.api import StatusCause
 
-__all__ = ["KnownValid", "memory_key", "remembers_valid"]
+__all__ = ["EXACT", "KnownCounts", "KnownValid", "memory_key", "remembers_valid"]
 
 MAX_ENTRIES = 2048
 MAX_KEY_BYTES = 4096
@@ -43,7 +43,7 @@ F = TypeVar("F", bound=Callable[..., list[StatusCause]])
 def memory_key(value: Any, context: Hashable = ()) -> Hashable | None:
     """The key an input is remembered by (None: this input is never remembered)."""
     try:
-        text = _dumps(value, option=_EXACT)
+        text = _dumps(value, option=EXACT)
     except TypeError:  # (orjson.JSONEncodeError is one)
         return None
     if len(text) > MAX_KEY_BYTES or b"null" in text:
@@ -52,7 +52,7 @@ def memory_key(value: Any, context: Hashable = ()) -> Hashable | None:
 
 
 _dumps = orjson.dumps
-_EXACT = (orjson.OPT_PASSTHROUGH_SUBCLASS | orjson.OPT_PASSTHROUGH_DATETIME
+EXACT = (orjson.OPT_PASSTHROUGH_SUBCLASS | orjson.OPT_PASSTHROUGH_DATETIME
           | orjson.OPT_PASSTHROUGH_DATACLASS)  # no `default`: these raise instead
 
 
@@ -67,6 +67,16 @@ class KnownValid(set[Hashable]):
         self.add(key)
 
 
+class KnownCounts(dict[Hashable, int]):
+    """Keys of inputs a decoding walk accepted unchanged, with what it answered (the
+    number of object keys it walked), bounded as `KnownValid`."""
+
+    def remember(self, key: Hashable, count: int) -> None:
+        if len(self) >= MAX_ENTRIES:
+            self.clear()
+        self[key] = count
+
+
 def remembers_valid(fn: F) -> F:
     """Wrap `fn(value, path, *context)` (context positional and hashable) so an input it
     found valid before is answered `[]` at the cost of one JSON encoding."""
@@ -74,11 +84,14 @@ def remembers_valid(fn: F) -> F:
 
     @functools.wraps(fn)
     def wrapper(value: Any, path: str, *context: Hashable) -> list[StatusCause]:
-        key = memory_key(value, context)
+        try:  # `memory_key`'s encoding, inline (this wrapper is hot); its checks on a miss
+            key: Hashable | None = (_dumps(value, option=EXACT), context)
+        except TypeError:
+            key = None
         if key in known:
             return []
         out = fn(value, path, *context)
-        if not out:
+        if not out and key is not None and memory_key(value, context) == key:
             known.remember(key)
         return out
 
