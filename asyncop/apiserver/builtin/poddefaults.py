@@ -40,33 +40,31 @@ def resource_list(values: Any) -> None:
     whole object is canonicalised before the commit anyway, `builtin/canonical.py`)."""
     if not isinstance(values, dict):
         return
-    for key, raw in list(values.items()):
-        text = quantity.text_of(raw)
-        if text is None:
-            continue
-        try:
-            rounded = quantity.milli_rounded(text)
-        except quantity.QuantityError:
-            continue  # decoding refuses it with kube's message
-        if rounded is not None:
-            values[key] = rounded
+    for key, raw in values.items():  # (only existing keys are set: iterating is safe)
+        if isinstance(raw, str | int | float):
+            rounded = quantity.milli_rounded(raw)
+            if rounded is not None:
+                values[key] = rounded
 
 
 def _handler(handler: Any) -> None:
-    http = as_dict(handler).get("httpGet")
+    if not isinstance(handler, dict):
+        return
+    http = handler.get("httpGet")
     if isinstance(http, dict):
         http.setdefault("path", "/")
         http.setdefault("scheme", "HTTP")
-    grpc = as_dict(handler).get("grpc")
+    grpc = handler.get("grpc")
     if isinstance(grpc, dict):
         grpc.setdefault("service", "")
 
 
-def _probe(probe: Any) -> None:
-    if not isinstance(probe, dict):
-        return
-    for key, value in (("timeoutSeconds", 1), ("periodSeconds", 10), ("successThreshold", 1),
-                       ("failureThreshold", 3)):
+_PROBE_DEFAULTS = (("timeoutSeconds", 1), ("periodSeconds", 10), ("successThreshold", 1),
+                   ("failureThreshold", 3))
+
+
+def _probe(probe: dict[str, Any]) -> None:
+    for key, value in _PROBE_DEFAULTS:
         if not probe.get(key):
             probe[key] = value
     _handler(probe)
@@ -82,9 +80,10 @@ def container_defaults(ctr: Obj) -> None:
     if isinstance(resources, dict):
         resource_list(resources.get("limits"))
         resource_list(resources.get("requests"))
-    for port in as_list(ctr.get("ports")):
-        if isinstance(port, dict):
-            port.setdefault("protocol", "TCP")
+    if "ports" in ctr:
+        for port in as_list(ctr["ports"]):
+            if isinstance(port, dict):
+                port.setdefault("protocol", "TCP")
     for var in as_list(ctr.get("env")):  # a hot loop: most vars have no valueFrom
         source = var.get("valueFrom") if isinstance(var, dict) else None
         if isinstance(source, dict):
@@ -92,10 +91,13 @@ def container_defaults(ctr: Obj) -> None:
             if isinstance(field_ref, dict) and field_ref:
                 field_ref.setdefault("apiVersion", "v1")
     for key in ("livenessProbe", "readinessProbe", "startupProbe"):
-        _probe(ctr.get(key))
-    lifecycle = as_dict(ctr.get("lifecycle"))
-    _handler(lifecycle.get("postStart"))
-    _handler(lifecycle.get("preStop"))
+        probe = ctr.get(key)
+        if isinstance(probe, dict):
+            _probe(probe)
+    lifecycle = ctr.get("lifecycle")
+    if isinstance(lifecycle, dict):
+        _handler(lifecycle.get("postStart"))
+        _handler(lifecycle.get("preStop"))
 
 
 def _downward_items(items: Any) -> None:

@@ -77,21 +77,18 @@ def _admit(spec: Obj) -> None:
 def qos_class(spec: Obj) -> str:
     """ComputePodQOS: Guaranteed when every container limits cpu and memory and requests
     equal limits, BestEffort without any cpu/memory request or limit, else Burstable.
-    Sums are exact, in nano units (`Quantity.nanos`)."""
+    Sums are exact, in nano units (`quantity.nanos_of`)."""
     requests: dict[str, int | Fraction] = {}
     limits: dict[str, int | Fraction] = {}
     guaranteed = True
-    for ctr in as_list(spec.get("containers")) + as_list(spec.get("initContainers")):
-        resources = as_dict(as_dict(ctr).get("resources"))
-        for bucket, into in (("requests", requests), ("limits", limits)):
-            found = 0
-            for name, raw in as_dict(resources.get(bucket)).items():
-                value = _positive(name, raw)
-                if value is None:
-                    continue
-                found += name == "cpu" or name == "memory"
-                into[name] = into.get(name, 0) + value
-            if bucket == "limits" and found < 2:
+    for key in ("containers", "initContainers"):
+        for ctr in as_list(spec.get(key)):
+            resources = ctr.get("resources") if isinstance(ctr, dict) else None
+            if not isinstance(resources, dict):
+                guaranteed = False  # no cpu and memory limits
+                continue
+            _add_positive(resources.get("requests"), requests)
+            if _add_positive(resources.get("limits"), limits) < 2:
                 guaranteed = False
     if not requests and not limits:
         return "BestEffort"
@@ -101,20 +98,19 @@ def qos_class(spec: Obj) -> str:
     return "Burstable"
 
 
-def _positive(name: str, raw: Any) -> int | Fraction | None:
-    """A positive cpu or memory quantity in nano units (None: another resource, not
-    positive, or not a quantity)."""
-    if name != "cpu" and name != "memory":
-        return None
-    text = quantity.text_of(raw)
-    if text is None:
-        return None
-    try:
-        value = quantity.parse_text(text)
-    except quantity.QuantityError:
-        return None
-    nanos = value.nanos if value.nanos is not None else value.value * 10**9
-    return nanos if nanos > 0 else None
+def _add_positive(values: Any, into: dict[str, int | Fraction]) -> int:
+    """Add a resource list's positive cpu and memory quantities into `into`; how many
+    there were."""
+    found = 0
+    if isinstance(values, dict):
+        for name in ("cpu", "memory"):
+            raw = values.get(name)
+            if isinstance(raw, str | int | float):  # (a bool is no quantity: nanos_of says so)
+                nanos = quantity.nanos_of(raw)
+                if nanos is not None and nanos > 0:
+                    found += 1
+                    into[name] = into.get(name, 0) + nanos
+    return found
 
 
 def _pod_defaults(obj: Obj, old: Obj | None) -> None:

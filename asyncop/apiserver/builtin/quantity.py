@@ -38,7 +38,7 @@ from typing import Any
 from asyncop.apiserver.builtin.gofmt import go_quote
 
 __all__ = ["Quantity", "QuantityError", "canonical", "compare", "go_struct", "milli_rounded",
-           "parse", "parse_error", "parse_text", "sign", "text_of"]
+           "nanos_of", "parse", "parse_error", "parse_text", "sign", "text_of"]
 
 SPLIT_RE = "^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$"
 FORMAT_WRONG = "quantities must match the regular expression '" + SPLIT_RE + "'"
@@ -321,14 +321,35 @@ def canonical(value: str | int | float) -> str:
     return str(parse(value))
 
 
-@functools.lru_cache(maxsize=4096)
-def milli_rounded(text: str) -> str | None:
-    """SetDefaults_ResourceList of one value: None when `text` is exact at milli (kept
-    as written), else the canonical text of the value rounded up to milli. Memoised;
-    `QuantityError` as `parse_text`."""
-    parsed = parse_text(text)
+@functools.lru_cache(maxsize=4096, typed=True)
+def milli_rounded(value: str | int | float) -> str | None:
+    """SetDefaults_ResourceList of one decoded value: the canonical text of the value
+    rounded up to milli, or None when it stays as written (exact at milli already, or not a
+    quantity at all: decoding refuses those). Memoised on the value (typed: `1` and `1.0`
+    are different texts)."""
+    text = text_of(value)
+    if text is None:
+        return None
+    try:
+        parsed = parse_text(text)
+    except QuantityError:
+        return None
     rounded = parsed.round_up(-3)
     return None if rounded is parsed else str(rounded)
+
+
+@functools.lru_cache(maxsize=4096, typed=True)
+def nanos_of(value: str | int | float) -> int | Fraction | None:
+    """The exact value of a decoded quantity in nano units (an int for everything kube
+    parses), or None when it is not a valid quantity. Memoised on the value."""
+    text = text_of(value)
+    if text is None:
+        return None
+    try:
+        parsed = parse_text(text)
+    except QuantityError:
+        return None
+    return parsed.nanos if parsed.nanos is not None else parsed.value * 10**9
 
 
 def compare(a: Quantity, b: Quantity) -> int:
