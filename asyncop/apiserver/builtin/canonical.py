@@ -21,7 +21,7 @@ from collections.abc import Callable
 from typing import Any
 
 from asyncop.apiserver.builtin import gotypes
-from asyncop.apiserver.builtin.quantity import QuantityError, canonical
+from asyncop.apiserver.builtin.quantity import QUANTITY_JSON, QuantityError, canonical
 from asyncop.apiserver.core.resources import ResourceType
 
 __all__ = ["canonicalize", "quantity_tree"]
@@ -84,7 +84,7 @@ _WALKS: dict[int, Walk | None] = {}
 
 
 def _leaf(value: Any) -> Any:
-    if isinstance(value, str | int | float) and not isinstance(value, bool):
+    if isinstance(value, QUANTITY_JSON) and not isinstance(value, bool):
         try:
             return canonical(value)
         except QuantityError:
@@ -141,6 +141,18 @@ def _compile(tree: Tree) -> Walk:
                                 item[name] = _leaf(field)
                             else:
                                 walk(field)
+        if len(item_fields) == 1 and item_fields[0][1] is not None:
+            only, only_walk = item_fields[0]
+            assert only_walk is not None
+
+            def walk_structs_one(value: Any) -> None:  # (env vars: only `valueFrom`)
+                items = value if isinstance(value, list) else value.values() \
+                    if kind == "m" and isinstance(value, dict) else ()
+                for item in items:
+                    field = item.get(only) if isinstance(item, dict) else None
+                    if field is not None:
+                        only_walk(field)
+            return walk_structs_one
         return walk_structs
     child = _compile(sub)
 

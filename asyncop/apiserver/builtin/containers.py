@@ -211,7 +211,7 @@ def resource_field_selector(ref: Obj, path: str, *, volume: bool) -> Causes:
             ("requests.hugepages-", "limits.hugepages-")):
         out.append(not_supported(f"{path}.resource", resource, _RESOURCE_FIELDS))
     divisor = ref.get("divisor")
-    if isinstance(divisor, str | int | float) and not isinstance(divisor, bool):
+    if isinstance(divisor, quantity.QUANTITY_JSON) and not isinstance(divisor, bool):
         try:
             text = quantity.canonical(divisor)
         except quantity.QuantityError:

@@ -158,6 +158,10 @@ def fast(value: Any, node: Node) -> int:
                 if type(item) is dict:
                     for key, field in item.items():
                         plain = simple.get(key)
+                        if plain is str:  # the common case first
+                            if type(field) is str:
+                                continue
+                            break
                         if type(field) is not plain or (plain is int and \
                                 not -_I32 <= field < _I32) or plain is list or plain is dict:
                             break

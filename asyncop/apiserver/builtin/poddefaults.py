@@ -41,7 +41,7 @@ def resource_list(values: Any) -> None:
     if not isinstance(values, dict):
         return
     for key, raw in values.items():  # (only existing keys are set: iterating is safe)
-        if isinstance(raw, str | int | float):
+        if isinstance(raw, quantity.QUANTITY_JSON):
             rounded = quantity.milli_rounded(raw)
             if rounded is not None:
                 values[key] = rounded

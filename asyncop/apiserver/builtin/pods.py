@@ -105,7 +105,7 @@ def _add_positive(values: Any, into: dict[str, int | Fraction]) -> int:
     if isinstance(values, dict):
         for name in ("cpu", "memory"):
             raw = values.get(name)
-            if isinstance(raw, str | int | float):  # (a bool is no quantity: nanos_of says so)
+            if isinstance(raw, quantity.QUANTITY_JSON):  # (a bool is no quantity: nanos_of says so)
                 nanos = quantity.nanos_of(raw)
                 if nanos is not None and nanos > 0:
                     found += 1

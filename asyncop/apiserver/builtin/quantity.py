@@ -37,8 +37,8 @@ from typing import Any
 
 from asyncop.apiserver.builtin.gofmt import go_quote
 
-__all__ = ["Quantity", "QuantityError", "canonical", "compare", "go_struct", "milli_rounded",
-           "nanos_of", "parse", "parse_error", "parse_text", "sign", "text_of"]
+__all__ = ["QUANTITY_JSON", "Quantity", "QuantityError", "canonical", "compare", "go_struct",
+           "milli_rounded", "nanos_of", "parse", "parse_error", "parse_text", "sign", "text_of"]
 
 SPLIT_RE = "^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$"
 FORMAT_WRONG = "quantities must match the regular expression '" + SPLIT_RE + "'"
@@ -56,6 +56,11 @@ _EXPONENT = re.compile(r"[+-]?[0-9]+")
 _NANO = Fraction(1, 10**9)
 _INT64 = 2**63
 _MAX_BINARY = Fraction(_INT64 - 1)  # kube caps binary quantities at int64
+
+
+QUANTITY_JSON = (str, int, float)
+"""The JSON types a Quantity is written as, for `isinstance` (a bool is an int: exclude it);
+a tuple, as `str | int | float` would be built anew at every call."""
 
 
 class QuantityError(ValueError):

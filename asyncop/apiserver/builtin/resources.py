@@ -82,7 +82,7 @@ def _name_messages(name: str) -> tuple[str, ...]:
 
 
 def _quantity(value: Any) -> quantity.Quantity | None:
-    if isinstance(value, bool) or not isinstance(value, str | int | float):
+    if isinstance(value, bool) or not isinstance(value, quantity.QUANTITY_JSON):
         return None
     try:
         return quantity.parse(value)

@@ -106,7 +106,7 @@ def _source(volume: Obj, path: str) -> Causes:
 
 def _empty_dir(source: Obj, path: str) -> Causes:
     limit = source.get("sizeLimit")
-    if isinstance(limit, str | int | float) and not isinstance(limit, bool):
+    if isinstance(limit, quantity.QUANTITY_JSON) and not isinstance(limit, bool):
         try:
             if quantity.parse(limit).value < 0:
                 return [forbidden(f"{path}.sizeLimit",
