@@ -16,12 +16,14 @@ from fractions import Fraction
 from typing import Any
 from unittest.mock import patch
 
+import orjson
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from asyncop.api import StatusCause
-from asyncop.apiserver.builtin import checks, knownvalid, quantity
+from asyncop.api import ApiError, StatusCause
+from asyncop.apiserver.builtin import checks, containers, fastwalk, gotypes, knownvalid, quantity
+from asyncop.apiserver.storage.writer import WriteContext
 from tests.apiserver.podkit import causes, container, create, new_store, pod, rejected
 
 SETTINGS = settings(max_examples=400, deadline=None, derandomize=True, database=None)
@@ -83,6 +85,25 @@ def test_length_limits_hold_on_the_fast_path(check: Any, limit: int) -> None:
 def test_config_map_keys_with_dots(key: str, expected: list[str]) -> None:
     # kube: IsConfigMapKey's `.`/`..` rules
     assert checks.is_config_map_key(key) == expected
+
+
+_ENV_VARS = st.lists(st.one_of(
+    st.fixed_dictionaries({"name": st.one_of(st.sampled_from(["A", "B_1", "x.y", "", "A=B",
+                                                             "é", "a b"]), st.integers())},
+                          optional={"value": st.sampled_from(["", "v"]),
+                                    "valueFrom": st.sampled_from([
+                                        {}, {"fieldRef": {"fieldPath": "metadata.name"}},
+                                        {"secretKeyRef": {"name": "s", "key": "k"}},
+                                        {"secretKeyRef": {"name": "s"}}])}),
+    st.sampled_from([{}, "A", None, 3])), max_size=6)
+
+
+@SETTINGS
+@given(_ENV_VARS)
+def test_env_quick_test_agrees_with_each_var(items: list[Any]) -> None:
+    # kube: ValidateEnv (validateEnvVarValueFrom) — the quick all-names-valid path gives
+    # the same causes, in the same order, as the var-by-var loop with its messages
+    assert containers.env(items, "p") == containers._each_var(items, "p")
 
 
 # --- quantity: integer nanos stand for the exact value ----------------------------------------
@@ -211,6 +232,48 @@ def test_a_remembered_value_from_depends_on_the_var_having_a_value() -> None:
     assert causes(status) == [("spec.containers[0].env[0].valueFrom",
                                'Invalid value: "": may not be specified when `value` is not '
                                "empty")]
+
+
+def test_a_remembered_part_does_not_hide_a_decoding_error() -> None:
+    # kube: strict decoding (unknown fields) and Go's type errors inside a part replicas
+    # repeat (a probe): the same probe with one more field, or one value of another type,
+    # is a different text and is walked again
+    store = new_store()
+    probe = {"tcpSocket": {"port": 80}, "periodSeconds": 5}
+    create(store, pod(containers=[container(livenessProbe=probe)]))
+    rt = store.resolve("", "v1", "pods")
+    for bad, message in (({**probe, "periodSecond": 5}, 'unknown field "spec.containers[0].'
+                          'livenessProbe.periodSecond"'),
+                         ({**probe, "periodSeconds": "5"}, "json: cannot unmarshal string into "
+                          "Go struct field Probe.spec.containers.livenessProbe.periodSeconds of "
+                          "type int32")):
+        with pytest.raises(ApiError) as err:
+            store.writer.create(rt, pod(containers=[container(livenessProbe=bad)]),
+                                ctx=WriteContext(field_validation="Strict"))
+        assert err.value.status["code"] == 400
+        assert message in err.value.status["message"]
+
+
+def test_a_part_is_remembered_only_when_the_walk_left_it_unchanged() -> None:
+    # the decoding walk drops null fields and passes quantities through the hook: a part
+    # it changed is walked again next time (here a hook that rewrites every quantity)
+    node = gotypes.compiled(33, "", "v1", "Pod")
+    assert node is not None
+    text = orjson.dumps({"limits": {"cpu": "7"}})
+
+    def body() -> dict[str, Any]:
+        return {"spec": {"containers": [{"name": "c", "resources": {"limits": {"cpu": "7"}}}]}}
+
+    def remembered() -> bool:
+        return any(key[0] == text for key in fastwalk._CLEAN)  # type: ignore[index]
+
+    changed = body()
+    with patch.object(fastwalk, "canonical_quantity", lambda value: f"{value}!"):
+        fastwalk.fast(changed, node)
+    assert changed["spec"]["containers"][0]["resources"] == {"limits": {"cpu": "7!"}}
+    assert not remembered()
+    fastwalk.fast(body(), node)
+    assert remembered()
 
 
 # --- canonical: the compiled walk reaches every Quantity --------------------------------------

@@ -21,6 +21,7 @@ from collections.abc import Callable
 from typing import Any
 
 from asyncop.apiserver.builtin import gotypes
+from asyncop.apiserver.builtin.fields import values_of
 from asyncop.apiserver.builtin.quantity import QUANTITY_JSON, QuantityError, canonical
 from asyncop.apiserver.core.resources import ResourceType
 
@@ -146,10 +147,9 @@ def _compile(tree: Tree) -> Walk:
             assert only_walk is not None
 
             def walk_structs_one(value: Any) -> None:  # (env vars: only `valueFrom`)
-                items = value if isinstance(value, list) else value.values() \
-                    if kind == "m" and isinstance(value, dict) else ()
-                for item in items:
-                    field = item.get(only) if isinstance(item, dict) else None
+                items = value if isinstance(value, list) else list(value.values()) \
+                    if kind == "m" and isinstance(value, dict) else []
+                for field in values_of(items, only):
                     if field is not None:
                         only_walk(field)
             return walk_structs_one

@@ -12,6 +12,7 @@ Invariant: pure functions of a string (or an int) that never raise.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 NEGATIVE_MSG = "must be greater than or equal to 0"
 IMMUTABLE_MSG = "field is immutable"
@@ -208,7 +209,7 @@ def is_relaxed_env_var_name(value: str) -> list[str]:
     return errs
 
 
-valid_relaxed_env_var_name = _ENV_NAME_OK.fullmatch
+valid_relaxed_env_var_name: Callable[[str], re.Match[str] | None] = _ENV_NAME_OK.fullmatch
 """Truthy exactly when `is_relaxed_env_var_name(value)` is empty (for a hot loop)."""
 
 

@@ -10,6 +10,7 @@ raises on a value of the wrong shape.
 
 from __future__ import annotations
 
+from itertools import repeat
 from typing import Any
 
 from asyncop.apiserver.builtin import quantity, security
@@ -37,9 +38,10 @@ from asyncop.apiserver.builtin.fields import (
     not_found,
     not_supported,
     required,
+    values_of,
 )
 from asyncop.apiserver.builtin.filepaths import local_descending_path
-from asyncop.apiserver.builtin.knownvalid import remembers_valid
+from asyncop.apiserver.builtin.knownvalid import KnownValid, remembers_valid
 from asyncop.apiserver.builtin.resources import resources
 
 PROTOCOLS = ("SCTP", "TCP", "UDP")
@@ -128,10 +130,42 @@ def ports(items: list[Any], path: str) -> Causes:
     return out
 
 
+_VALID_NAME_LISTS = KnownValid()
+_MAX_NAMES_REMEMBERED = 128
+
+
 def env(items: list[Any], path: str) -> Causes:
-    """ValidateEnv: names (the relaxed rule of 1.33: printable ASCII but '='), valueFrom."""
+    """ValidateEnv: names (the relaxed rule of 1.33: printable ASCII but '='), valueFrom.
+    Pods have many vars: when every name is valid (`_names_valid`, a quick test) only the
+    vars with a source are visited; otherwise each var is, with its messages."""
+    if not _names_valid(items):
+        return _each_var(items, path)
     out: Causes = []
-    for i, var in enumerate(items):  # a hot loop (pods have many vars): paths only for errors
+    for i, source in enumerate(values_of(items, "valueFrom")):
+        if source is not None and isinstance(source, dict):
+            out += _value_from(source, f"{path}[{i}].valueFrom",
+                               bool(as_str(items[i].get("value"))))
+    return out
+
+
+def _names_valid(items: list[Any]) -> bool:
+    """Whether every var is an object with a valid name: the names read and matched by
+    `map` in C, and a list of names found valid remembered (replicas repeat them)."""
+    try:
+        names: tuple[Any, ...] = tuple(map(dict.get, items, repeat("name")))
+        if names in _VALID_NAME_LISTS:
+            return True
+        valid = all(map(valid_relaxed_env_var_name, names))
+    except TypeError:  # a var that is not an object, a name that is not a string
+        return False
+    if valid and len(names) <= _MAX_NAMES_REMEMBERED:
+        _VALID_NAME_LISTS.remember(names)
+    return valid
+
+
+def _each_var(items: list[Any], path: str) -> Causes:
+    out: Causes = []
+    for i, var in enumerate(items):  # paths are built only for an error
         if not isinstance(var, dict):
             var = {}
         name = var.get("name")

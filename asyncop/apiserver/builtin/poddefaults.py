@@ -17,7 +17,7 @@ from __future__ import annotations
 from typing import Any
 
 from asyncop.apiserver.builtin import quantity
-from asyncop.apiserver.builtin.fields import Obj, as_dict, as_list
+from asyncop.apiserver.builtin.fields import Obj, as_dict, as_list, values_of
 from asyncop.apiserver.builtin.volumes import sources_of
 
 _MODE_0644 = 420
@@ -84,9 +84,8 @@ def container_defaults(ctr: Obj) -> None:
         for port in as_list(ctr["ports"]):
             if isinstance(port, dict):
                 port.setdefault("protocol", "TCP")
-    for var in as_list(ctr.get("env")):  # a hot loop: most vars have no valueFrom
-        source = var.get("valueFrom") if isinstance(var, dict) else None
-        if isinstance(source, dict):
+    for source in values_of(as_list(ctr.get("env")), "valueFrom"):  # most vars have none
+        if source is not None and isinstance(source, dict):
             field_ref = source.get("fieldRef")
             if isinstance(field_ref, dict) and field_ref:
                 field_ref.setdefault("apiVersion", "v1")
