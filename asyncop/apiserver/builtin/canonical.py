@@ -121,10 +121,16 @@ def _compile(tree: Tree) -> Walk:
                         value[i] = _leaf(item)
             return walk_quantities
 
-        def walk_quantity_map(value: Any) -> None:
+        def walk_quantity_map(value: Any) -> None:  # (resource lists: the hot one)
             if isinstance(value, dict):
                 for name, item in value.items():
-                    value[name] = _leaf(item)
+                    if type(item) is str:  # `_leaf`, inline for the common case
+                        try:
+                            value[name] = canonical(item)
+                        except QuantityError:
+                            pass
+                    else:
+                        value[name] = _leaf(item)
         return walk_quantity_map
     if sub[0] == "s":
         item_fields: Fields = tuple((name, None if child[0] == "q" else _compile(child))
@@ -149,9 +155,8 @@ def _compile(tree: Tree) -> Walk:
             def walk_structs_one(value: Any) -> None:  # (env vars: only `valueFrom`)
                 items = value if isinstance(value, list) else list(value.values()) \
                     if kind == "m" and isinstance(value, dict) else []
-                for field in values_of(items, only):
-                    if field is not None:
-                        only_walk(field)
+                for field in filter(None, values_of(items, only)):  # (nothing in an empty one)
+                    only_walk(field)
             return walk_structs_one
         return walk_structs
     child = _compile(sub)

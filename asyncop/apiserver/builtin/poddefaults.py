@@ -84,8 +84,8 @@ def container_defaults(ctr: Obj) -> None:
         for port in as_list(ctr["ports"]):
             if isinstance(port, dict):
                 port.setdefault("protocol", "TCP")
-    for source in values_of(as_list(ctr.get("env")), "valueFrom"):  # most vars have none
-        if source is not None and isinstance(source, dict):
+    for source in filter(None, values_of(as_list(ctr.get("env")), "valueFrom")):  # (most vars
+        if isinstance(source, dict):                                       # have none)
             field_ref = source.get("fieldRef")
             if isinstance(field_ref, dict) and field_ref:
                 field_ref.setdefault("apiVersion", "v1")
