@@ -41,7 +41,7 @@ from asyncop.apiserver.builtin.fields import (
     values_of,
 )
 from asyncop.apiserver.builtin.filepaths import local_descending_path
-from asyncop.apiserver.builtin.knownvalid import KnownValid, remembers_valid
+from asyncop.apiserver.builtin.knownvalid import KnownValid, memory_key, remembers_valid
 from asyncop.apiserver.builtin.resources import resources
 
 PROTOCOLS = ("SCTP", "TCP", "UDP")
@@ -58,9 +58,26 @@ _RESOURCE_FIELDS = ("limits.cpu", "limits.ephemeral-storage", "limits.memory",
                     "requests.cpu", "requests.ephemeral-storage", "requests.memory")
 
 
+_COMMON_VALID = KnownValid()
+
+
 def container_common(ctr: Obj, path: str, volumes: dict[str, Obj], *,
                      host_users: bool) -> Causes:
-    """validateContainerCommon."""
+    """validateContainerCommon. Replicas repeat their containers, env values aside: a
+    container whose fields other than `env` were found valid before, with the same
+    volumes to mount (`knownvalid`), has only its env validated."""
+    env_causes = env(as_list(ctr["env"]), f"{path}.env") if "env" in ctr else []
+    key = memory_key({k: v for k, v in ctr.items() if k != "env"}, (tuple(volumes), host_users))
+    if key in _COMMON_VALID:
+        return env_causes
+    head = _before_env(ctr, path)
+    tail = _after_env(ctr, path, volumes, host_users)
+    if not head and not tail:
+        _COMMON_VALID.remember(key)
+    return head + env_causes + tail
+
+
+def _before_env(ctr: Obj, path: str) -> Causes:
     name = as_str(ctr.get("name"))
     if not name:
         out = [required(f"{path}.name")]
@@ -77,8 +94,11 @@ def container_common(ctr: Obj, path: str, volumes: dict[str, Obj], *,
                                  ("File", "FallbackToLogsOnError")))
     if "ports" in ctr:  # (lists that are absent cost nothing, not even their paths)
         out += ports(as_list(ctr["ports"]), f"{path}.ports")
-    if "env" in ctr:
-        out += env(as_list(ctr["env"]), f"{path}.env")
+    return out
+
+
+def _after_env(ctr: Obj, path: str, volumes: dict[str, Obj], host_users: bool) -> Causes:
+    out: Causes = []
     if "envFrom" in ctr:
         out += env_from(as_list(ctr["envFrom"]), f"{path}.envFrom")
     if "volumeMounts" in ctr:
