@@ -276,6 +276,17 @@ def test_a_part_is_remembered_only_when_the_walk_left_it_unchanged() -> None:
     assert remembered()
 
 
+def test_a_remembered_container_is_checked_against_the_volumes_of_its_pod() -> None:
+    # kube: ValidateVolumeMounts — a mount names a volume of the pod; the same container is
+    # valid in a pod with that volume and refused in one without it
+    store = new_store()
+    ctr = container(volumeMounts=[{"name": "data", "mountPath": "/data"}])
+    create(store, pod(containers=[ctr], volumes=[{"name": "data", "emptyDir": {}}]))
+    status = rejected(store, pod(containers=[ctr], volumes=[{"name": "other", "emptyDir": {}}]))
+    assert causes(status) == [("spec.containers[0].volumeMounts[0].name",
+                               'Not found: "data"')]
+
+
 # --- canonical: the compiled walk reaches every Quantity --------------------------------------
 
 def test_quantities_inside_list_items_are_stored_canonically() -> None:
