@@ -5,7 +5,8 @@ Each `is_*` mirrors a function of apimachinery `pkg/util/validation` (v0.33), or
 messages for the value, word for word (empty: valid); `fields.each` turns them into field
 errors. The regular expressions are kube's own and match the whole string (Go's `^…$`
 without the multi-line flag, so a trailing newline never matches), and lengths are Go's
-`len(string)`: UTF-8 bytes, not characters.
+`len(string)`: UTF-8 bytes, not characters. A valid value — the common case — is answered
+by one match (and a length test) before the rule-by-rule messages are built.
 Invariant: pure functions of a string (or an int) that never raise.
 """
 

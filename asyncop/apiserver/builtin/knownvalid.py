@@ -1,25 +1,29 @@
-"""Validators that remember the inputs they found valid.
+"""Memories of inputs found valid: how repeated parts of built-in objects cost one lookup.
 
 Every replica of a workload repeats the same probes, resources, ports, volumes and
-tolerations, and an operator writes the same few shapes over and over. The validators of
-those parts are pure functions of their input (a decoded JSON value) and a little context
-(a grace period, a probe kind); the path they take only names where a cause is reported.
-`remembers_valid` wraps such a validator: the JSON text of an input it returned no cause
-for (with its context) goes into a bounded set, and the same text is answered "valid"
-again without validating. An input with causes is validated every time, so every message
-and path is the validator's own; only the answer "no causes" is ever remembered.
+tolerations, and an operator writes the same few shapes over and over. The rules on those
+parts are pure functions of the part (a decoded JSON value) and a little context (a grace
+period, a probe kind, the volumes a container may mount); the path they take only names
+where a cause is reported. `remembers_valid` wraps such a validator: the JSON text of an
+input it returned no cause for (with its context) goes into a bounded set, and the same
+text is answered "valid" again without validating. An input with causes is validated
+every time, so every message and path is the rule's own; only "no causes" is remembered.
+`KnownValid` is that set for callers that split their rules themselves (`podspec`: a spec
+outside its containers; `containers`: a container outside its env, lists of env names);
+`KnownCounts` remembers what the decoding walk answered for a part it left unchanged
+(`fastwalk`).
 
 Invariants: the key is the exact JSON text orjson writes for the value (dict order
 included, `1` and `1.0` and `true` distinct), which identifies a decoded JSON value —
 inputs come from decoded objects, whose typed fields hold JSON types only (decoding
 refuses a tuple, a UUID or a date where kube has a list or a string); subclasses of the
 JSON types, dates and dataclasses are not written at all, and orjson writes NaN and the
-infinities as `null`, so a text containing `null` is never remembered either (decoding
-drops `null` fields, so valid inputs rarely have one); a value orjson cannot write is never
-remembered; texts longer than `MAX_KEY_BYTES` are not kept, and the set is emptied when it
-holds `MAX_ENTRIES`, so memory stays under a few megabytes. A wrapped validator must not
-mutate its input, and its answer must depend on nothing but the value and the context
-(not on the server's version: none of the wrapped ones does).
+infinities as `null`, so a text containing `null` is never remembered (decoding drops
+`null` fields, so valid inputs rarely have one); texts longer than `MAX_KEY_BYTES` are
+not kept, and a memory is emptied when it holds `MAX_ENTRIES`, so each stays under 2 MB
+(about ten exist; the parts they hold are mostly a few hundred bytes). A remembered rule
+must not mutate its input, and its answer must depend on nothing but the value and the
+context given with it (not on the server's version: none of them does).
 """
 
 from __future__ import annotations
@@ -34,8 +38,8 @@ from asyncop.api import StatusCause
 
 __all__ = ["EXACT", "KnownCounts", "KnownValid", "memory_key", "remembers_valid"]
 
-MAX_ENTRIES = 2048
-MAX_KEY_BYTES = 4096
+MAX_ENTRIES = 1024
+MAX_KEY_BYTES = 2048
 
 F = TypeVar("F", bound=Callable[..., list[StatusCause]])
 
