@@ -81,13 +81,8 @@ class Quantity:
     nanos: int | None = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        value = self.value
-        if value.denominator == 1:
-            nanos: int | None = value.numerator * 10**9
-        else:
-            whole, rest = divmod(value.numerator * 10**9, value.denominator)
-            nanos = None if rest else whole
-        object.__setattr__(self, "nanos", nanos)
+        whole, rest = divmod(self.value.numerator * 10**9, self.value.denominator)
+        object.__setattr__(self, "nanos", None if rest else whole)
 
     def __str__(self) -> str:
         return self.text or _canonical(self.value, self.format)
@@ -326,33 +321,30 @@ def canonical(value: str | int | float) -> str:
     return str(parse(value))
 
 
+def _decoded(value: str | int | float) -> Quantity | None:
+    text = text_of(value)
+    try:
+        return parse_text(text) if text is not None else None
+    except QuantityError:
+        return None  # (decoding refuses it with kube's message)
+
+
 @functools.lru_cache(maxsize=4096, typed=True)
 def milli_rounded(value: str | int | float) -> str | None:
     """SetDefaults_ResourceList of one decoded value: the canonical text of the value
-    rounded up to milli, or None when it stays as written (exact at milli already, or not a
-    quantity at all: decoding refuses those). Memoised on the value (typed: `1` and `1.0`
-    are different texts)."""
-    text = text_of(value)
-    if text is None:
-        return None
-    try:
-        parsed = parse_text(text)
-    except QuantityError:
-        return None
-    rounded = parsed.round_up(-3)
-    return None if rounded is parsed else str(rounded)
+    rounded up to milli, or None when it stays as written (exact at milli already, or no
+    quantity at all). Memoised on the value (typed: `1` and `1.0` are different texts)."""
+    parsed = _decoded(value)
+    rounded = parsed.round_up(-3) if parsed is not None else None
+    return None if rounded is parsed or rounded is None else str(rounded)
 
 
 @functools.lru_cache(maxsize=4096, typed=True)
 def nanos_of(value: str | int | float) -> int | Fraction | None:
     """The exact value of a decoded quantity in nano units (an int for everything kube
     parses), or None when it is not a valid quantity. Memoised on the value."""
-    text = text_of(value)
-    if text is None:
-        return None
-    try:
-        parsed = parse_text(text)
-    except QuantityError:
+    parsed = _decoded(value)
+    if parsed is None:
         return None
     return parsed.nanos if parsed.nanos is not None else parsed.value * 10**9
 
