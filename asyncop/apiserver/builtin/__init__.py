@@ -24,7 +24,8 @@ spec every workload embeds is shared: `poddefaults` (its defaults), `podspec`
 `cron` its CronJob schedule parser, `binding` the pods/binding rules. Shared by all:
 `fields` (safe accessors, field errors, labels and label selectors), `checks`
 (apimachinery's string checks), `netutils` (IPs and CIDRs) and `gofmt` (Go's printing of
-values), with kube's messages. Decoding is `decode`
+values), with kube's messages; `knownvalid` remembers the parts replicas repeat that were
+found valid (or decoded unchanged), so a repeated part costs one lookup. Decoding is `decode`
 (over `gotypes`, `walker`, `goerrors`, `dupkeys`, `unstructured`, `applycheck`). CRDs and
 webhook configurations keep their rules in `core` (`crds`, `webhookconfig`) and are
 dispatched from here. Invariants: defaults fill only absent fields; validators never raise

@@ -17,10 +17,12 @@ has refused it already, or it is a dry run of an invalid object); never raises.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from asyncop.apiserver.builtin import gotypes
-from asyncop.apiserver.builtin.quantity import QuantityError, canonical
+from asyncop.apiserver.builtin.fields import values_of
+from asyncop.apiserver.builtin.quantity import QUANTITY_JSON, QuantityError, canonical
 from asyncop.apiserver.core.resources import ResourceType
 
 __all__ = ["canonicalize", "quantity_tree"]
@@ -61,32 +63,107 @@ def canonicalize(rt: ResourceType, obj: dict[str, Any], minor: int) -> None:
     node = gotypes.compiled(minor, rt.group, rt.version, rt.kind)
     if node is None:
         return
-    tree = quantity_tree(node)
-    if tree is not None:
-        _walk(obj, tree)
+    key = id(node)
+    if key in _WALKS:
+        walk = _WALKS[key]
+    else:
+        tree = quantity_tree(node)
+        walk = _WALKS[key] = None if tree is None else _compile(tree)
+    if walk is not None:
+        walk(obj)
 
 
-def _walk(value: Any, tree: Tree) -> Any:
-    kind, sub = tree
-    if kind == "q":
-        if isinstance(value, str | int | float) and not isinstance(value, bool):
-            try:
-                return canonical(value)
-            except QuantityError:
-                return value
-        return value
-    if kind == "s":
-        if isinstance(value, dict):
-            for name, child in sub.items():
-                if name in value:
-                    value[name] = _walk(value[name], child)
-        return value
-    if kind == "l":
-        if isinstance(value, list):
-            for i, item in enumerate(value):
-                value[i] = _walk(item, sub)
-        return value
-    if isinstance(value, dict):
-        for name in value:
-            value[name] = _walk(value[name], sub)
+# --- the walk, compiled once per kind from its tree ------------------------------------------
+# A container value (struct, list, map) gets a function that rewrites the quantities inside
+# it in place; a Quantity itself is rewritten by its container (`_leaf`). A list or map of
+# structs looks up its items' fields inline rather than calling a function per item, so a
+# container's forty env vars cost forty dict lookups ("valueFrom") on the way to a divisor.
+
+Walk = Callable[[Any], None]
+Fields = tuple[tuple[str, Walk | None], ...]  # None: the field is a Quantity
+_WALKS: dict[int, Walk | None] = {}
+
+
+def _leaf(value: Any) -> Any:
+    if isinstance(value, QUANTITY_JSON) and not isinstance(value, bool):
+        try:
+            return canonical(value)
+        except QuantityError:
+            return value
     return value
+
+
+def _fields_into(obj: dict[str, Any], fields: Fields) -> None:
+    for name, walk in fields:
+        item = obj.get(name)
+        if item is not None:
+            if walk is None:
+                obj[name] = _leaf(item)
+            else:
+                walk(item)
+
+
+def _compile(tree: Tree) -> Walk:
+    kind, sub = tree
+    if kind == "s":
+        fields: Fields = tuple((name, None if child[0] == "q" else _compile(child))
+                               for name, child in sub.items())
+
+        def walk_struct(value: Any) -> None:
+            if isinstance(value, dict):
+                _fields_into(value, fields)
+        return walk_struct
+    if sub[0] == "q":
+        if kind == "l":
+            def walk_quantities(value: Any) -> None:
+                if isinstance(value, list):
+                    for i, item in enumerate(value):
+                        value[i] = _leaf(item)
+            return walk_quantities
+
+        def walk_quantity_map(value: Any) -> None:  # (resource lists: the hot one)
+            if isinstance(value, dict):
+                for name, item in value.items():
+                    if type(item) is str:  # `_leaf`, inline for the common case
+                        try:
+                            value[name] = canonical(item)
+                        except QuantityError:
+                            pass
+                    else:
+                        value[name] = _leaf(item)
+        return walk_quantity_map
+    if sub[0] == "s":
+        item_fields: Fields = tuple((name, None if child[0] == "q" else _compile(child))
+                                    for name, child in sub[1].items())
+
+        def walk_structs(value: Any) -> None:
+            items = value if isinstance(value, list) else value.values() \
+                if kind == "m" and isinstance(value, dict) else ()
+            for item in items:
+                if isinstance(item, dict):
+                    for name, walk in item_fields:  # `_fields_into`, inline: a hot loop
+                        field = item.get(name)
+                        if field is not None:
+                            if walk is None:
+                                item[name] = _leaf(field)
+                            else:
+                                walk(field)
+        if len(item_fields) == 1 and item_fields[0][1] is not None:
+            only, only_walk = item_fields[0]
+            assert only_walk is not None
+
+            def walk_structs_one(value: Any) -> None:  # (env vars: only `valueFrom`)
+                items = value if isinstance(value, list) else list(value.values()) \
+                    if kind == "m" and isinstance(value, dict) else []
+                for field in filter(None, values_of(items, only)):  # (nothing in an empty one)
+                    only_walk(field)
+            return walk_structs_one
+        return walk_structs
+    child = _compile(sub)
+
+    def walk_items(value: Any) -> None:
+        items = value if isinstance(value, list) else value.values() \
+            if kind == "m" and isinstance(value, dict) else ()
+        for item in items:
+            child(item)
+    return walk_items

@@ -5,13 +5,15 @@ Each `is_*` mirrors a function of apimachinery `pkg/util/validation` (v0.33), or
 messages for the value, word for word (empty: valid); `fields.each` turns them into field
 errors. The regular expressions are kube's own and match the whole string (Go's `^…$`
 without the multi-line flag, so a trailing newline never matches), and lengths are Go's
-`len(string)`: UTF-8 bytes, not characters.
+`len(string)`: UTF-8 bytes, not characters. A valid value — the common case — is answered
+by one match (and a length test) before the rule-by-rule messages are built.
 Invariant: pure functions of a string (or an int) that never raise.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 NEGATIVE_MSG = "must be greater than or equal to 0"
 IMMUTABLE_MSG = "field is immutable"
@@ -50,6 +52,13 @@ _LABEL, _SUBDOMAIN, _DNS1035, _WILDCARD, _QNAME, _LABEL_VALUE, _CONFIG_KEY, _PER
     _HEADER, _PORT_NAME = map(re.compile, (
         _LABEL_FMT, _SUBDOMAIN_FMT, _DNS1035_FMT, _WILDCARD_FMT, _QNAME_FMT, _LABEL_VALUE_FMT,
         _CONFIG_KEY_FMT, _PERCENT_FMT, _HEADER_FMT, "[-a-z0-9]+"))
+# The happy paths: a value these match (and whose length is in bounds) has no message, so
+# the common valid value costs one match; anything else takes the rule-by-rule path below.
+# A match implies ASCII, so `len` is then Go's byte length.
+_QUALIFIED_OK = re.compile(f"(?:(?P<prefix>{_SUBDOMAIN_FMT})/)?(?P<name>{_QNAME_FMT})")
+_PORT_NAME_OK = re.compile("(?=[^a-z]*[a-z])[a-z0-9]+(?:-[a-z0-9]+)*")
+_ENV_NAME_OK = re.compile("[ -<>-~]+")  # printable ASCII (0x20-0x7E) but '=' (0x3D)
+_ENV_NAME_CHARS = re.compile("[ -<>-~]*")
 
 DNS1123_LABEL_MSG = (
     "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', "
@@ -69,6 +78,8 @@ _LABEL_VALUE_MSG = ("a valid label must be an empty string or consist of alphanu
 
 
 def is_dns1123_label(value: str) -> list[str]:
+    if len(value) <= 63 and _LABEL.fullmatch(value):
+        return []
     errs = [max_len_error(63)] if byte_len(value) > 63 else []
     if not _LABEL.fullmatch(value):
         if _SUBDOMAIN.fullmatch(value):  # a valid subdomain, not a label: it has dots
@@ -79,6 +90,8 @@ def is_dns1123_label(value: str) -> list[str]:
 
 
 def is_dns1123_subdomain(value: str) -> list[str]:
+    if len(value) <= 253 and _SUBDOMAIN.fullmatch(value):
+        return []
     errs = [max_len_error(253)] if byte_len(value) > 253 else []
     if not _SUBDOMAIN.fullmatch(value):
         errs.append(regex_error(_SUBDOMAIN_MSG, _SUBDOMAIN_FMT, "example.com"))
@@ -108,6 +121,9 @@ def name_is_dns_subdomain(name: str, *, prefix: bool = False) -> list[str]:
 
 def is_qualified_name(value: str) -> list[str]:
     """IsQualifiedName (a label key): an optional DNS subdomain prefix and '/', then a name."""
+    ok = _QUALIFIED_OK.fullmatch(value)
+    if ok and len(ok["name"]) <= 63 and (ok["prefix"] is None or len(ok["prefix"]) <= 253):
+        return []
     parts = value.split("/")
     errs: list[str] = []
     if len(parts) == 1:
@@ -133,6 +149,8 @@ def is_qualified_name(value: str) -> list[str]:
 
 
 def is_label_value(value: str) -> list[str]:
+    if len(value) <= 63 and _LABEL_VALUE.fullmatch(value):
+        return []
     errs = [max_len_error(63)] if byte_len(value) > 63 else []
     if not _LABEL_VALUE.fullmatch(value):
         errs.append(regex_error(_LABEL_VALUE_MSG, _LABEL_VALUE_FMT, "MyValue", "my_value",
@@ -146,6 +164,8 @@ def is_valid_port_num(port: int) -> list[str]:
 
 def is_valid_port_name(port: str) -> list[str]:
     """IsValidPortName (IANA_SVC_NAME): at most 15 of [-a-z0-9], a letter, no '--'."""
+    if len(port) <= 15 and _PORT_NAME_OK.fullmatch(port):
+        return []
     errs = [max_len_error(15)] if byte_len(port) > 15 else []
     if not _PORT_NAME.fullmatch(port):
         errs.append("must contain only alpha-numeric characters (a-z, 0-9), and hyphens (-)")
@@ -181,15 +201,24 @@ def is_http_header_name(value: str) -> list[str]:
 def is_relaxed_env_var_name(value: str) -> list[str]:
     """IsRelaxedEnvVarName (RelaxedEnvironmentVariableValidation, on in 1.33): printable
     ASCII other than '='."""
+    if _ENV_NAME_OK.fullmatch(value):
+        return []
     errs = ["environment variable name must be non-empty"] if not value else []
-    if any(ord(c) > 0x7E or ord(c) < 0x20 or c == "=" for c in value):
+    if not _ENV_NAME_CHARS.fullmatch(value):
         errs.append("a valid environment variable name must consist only of printable ASCII "
                     "characters other than '='")
     return errs
 
 
+valid_relaxed_env_var_name: Callable[[str], re.Match[str] | None] = _ENV_NAME_OK.fullmatch
+"""Truthy exactly when `is_relaxed_env_var_name(value)` is empty (for a hot loop)."""
+
+
 def is_config_map_key(value: str) -> list[str]:
     """IsConfigMapKey (ConfigMap and Secret keys)."""
+    if len(value) <= 253 and _CONFIG_KEY.fullmatch(value) and value != "." and \
+            not value.startswith(".."):
+        return []
     errs = [max_len_error(253)] if byte_len(value) > 253 else []
     if not _CONFIG_KEY.fullmatch(value):
         errs.append(regex_error("a valid config key must consist of alphanumeric characters, "

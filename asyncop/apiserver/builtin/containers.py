@@ -10,16 +10,19 @@ raises on a value of the wrong shape.
 
 from __future__ import annotations
 
+from itertools import repeat
 from typing import Any
 
 from asyncop.apiserver.builtin import quantity, security
 from asyncop.apiserver.builtin.checks import (
     is_config_map_key,
+    is_dns1123_label,
     is_qualified_name,
     is_relaxed_env_var_name,
     is_valid_port_name,
     is_valid_port_num,
     name_is_dns_subdomain,
+    valid_relaxed_env_var_name,
 )
 from asyncop.apiserver.builtin.fields import (
     Causes,
@@ -28,7 +31,6 @@ from asyncop.apiserver.builtin.fields import (
     as_int,
     as_list,
     as_str,
-    dns1123_label,
     duplicate,
     each,
     forbidden,
@@ -36,8 +38,10 @@ from asyncop.apiserver.builtin.fields import (
     not_found,
     not_supported,
     required,
+    values_of,
 )
 from asyncop.apiserver.builtin.filepaths import local_descending_path
+from asyncop.apiserver.builtin.knownvalid import KnownValid, memory_key, remembers_valid
 from asyncop.apiserver.builtin.resources import resources
 
 PROTOCOLS = ("SCTP", "TCP", "UDP")
@@ -54,11 +58,32 @@ _RESOURCE_FIELDS = ("limits.cpu", "limits.ephemeral-storage", "limits.memory",
                     "requests.cpu", "requests.ephemeral-storage", "requests.memory")
 
 
+_COMMON_VALID = KnownValid()
+
+
 def container_common(ctr: Obj, path: str, volumes: dict[str, Obj], *,
                      host_users: bool) -> Causes:
-    """validateContainerCommon."""
+    """validateContainerCommon. Replicas repeat their containers, env values aside: a
+    container whose fields other than `env` were found valid before, with the same
+    volumes to mount (`knownvalid`), has only its env validated."""
+    env_causes = env(as_list(ctr["env"]), f"{path}.env") if "env" in ctr else []
+    key = memory_key({k: v for k, v in ctr.items() if k != "env"}, (tuple(volumes), host_users))
+    if key in _COMMON_VALID:
+        return env_causes
+    head = _before_env(ctr, path)
+    tail = _after_env(ctr, path, volumes, host_users)
+    if not head and not tail:
+        _COMMON_VALID.remember(key)
+    return head + env_causes + tail
+
+
+def _before_env(ctr: Obj, path: str) -> Causes:
     name = as_str(ctr.get("name"))
-    out = [required(f"{path}.name")] if not name else dns1123_label(name, f"{path}.name")
+    if not name:
+        out = [required(f"{path}.name")]
+    else:
+        msgs = is_dns1123_label(name)
+        out = each(f"{path}.name", name, msgs) if msgs else []
     if not as_str(ctr.get("image")):
         out.append(required(f"{path}.image"))
     policy = as_str(ctr.get("terminationMessagePolicy"))
@@ -67,71 +92,118 @@ def container_common(ctr: Obj, path: str, volumes: dict[str, Obj], *,
     elif policy not in ("File", "FallbackToLogsOnError"):
         out.append(not_supported(f"{path}.terminationMessagePolicy", policy,
                                  ("File", "FallbackToLogsOnError")))
-    out += ports(as_list(ctr.get("ports")), f"{path}.ports")
-    out += env(as_list(ctr.get("env")), f"{path}.env")
-    out += env_from(as_list(ctr.get("envFrom")), f"{path}.envFrom")
-    out += volume_mounts(as_list(ctr.get("volumeMounts")), volumes, ctr, f"{path}.volumeMounts")
+    if "ports" in ctr:  # (lists that are absent cost nothing, not even their paths)
+        out += ports(as_list(ctr["ports"]), f"{path}.ports")
+    return out
+
+
+def _after_env(ctr: Obj, path: str, volumes: dict[str, Obj], host_users: bool) -> Causes:
+    out: Causes = []
+    if "envFrom" in ctr:
+        out += env_from(as_list(ctr["envFrom"]), f"{path}.envFrom")
+    if "volumeMounts" in ctr:
+        out += volume_mounts(as_list(ctr["volumeMounts"]), volumes, ctr,
+                             f"{path}.volumeMounts")
     pull = as_str(ctr.get("imagePullPolicy"))
     if not pull:
         out.append(required(f"{path}.imagePullPolicy"))
     elif pull not in PULL_POLICIES:
         out.append(not_supported(f"{path}.imagePullPolicy", pull, PULL_POLICIES))
-    out += resources(as_dict(ctr.get("resources")), f"{path}.resources")
-    out += security.security_context(ctr.get("securityContext"), f"{path}.securityContext",
-                                     host_users=host_users)
+    if ctr.get("resources"):
+        out += resources(as_dict(ctr["resources"]), f"{path}.resources")
+    if ctr.get("securityContext"):
+        out += security.security_context(ctr["securityContext"], f"{path}.securityContext",
+                                         host_users=host_users)
     return out
 
 
+@remembers_valid
 def ports(items: list[Any], path: str) -> Causes:
-    """validateContainerPorts: names IANA_SVC_NAME and unique, port ranges, protocol."""
+    """validateContainerPorts: names IANA_SVC_NAME and unique, port ranges, protocol (a
+    valid list is remembered, `knownvalid`)."""
     out: Causes = []
     names: set[str] = set()
-    for i, port in enumerate(items):
-        port, at = as_dict(port), f"{path}[{i}]"
+    for i, port in enumerate(items):  # `at`, the item's path, is built only for an error
+        port = as_dict(port)
         name = as_str(port.get("name"))
         if name:
             msgs = is_valid_port_name(name)
             if msgs:
-                out += each(f"{at}.name", name, msgs)
+                out += each(f"{path}[{i}].name", name, msgs)
             elif name in names:
-                out.append(duplicate(f"{at}.name", name))
+                out.append(duplicate(f"{path}[{i}].name", name))
             else:
                 names.add(name)
         number = as_int(port.get("containerPort")) or 0
         if number == 0:
-            out.append(required(f"{at}.containerPort"))
-        else:
-            out += each(f"{at}.containerPort", number, is_valid_port_num(number))
+            out.append(required(f"{path}[{i}].containerPort"))
+        elif msgs := is_valid_port_num(number):
+            out += each(f"{path}[{i}].containerPort", number, msgs)
         host = as_int(port.get("hostPort")) or 0
-        if host:
-            out += each(f"{at}.hostPort", host, is_valid_port_num(host))
+        if host and (msgs := is_valid_port_num(host)):
+            out += each(f"{path}[{i}].hostPort", host, msgs)
         protocol = as_str(port.get("protocol"))
         if not protocol:
-            out.append(required(f"{at}.protocol"))
+            out.append(required(f"{path}[{i}].protocol"))
         elif protocol not in PROTOCOLS:
-            out.append(not_supported(f"{at}.protocol", protocol, PROTOCOLS))
+            out.append(not_supported(f"{path}[{i}].protocol", protocol, PROTOCOLS))
     return out
+
+
+_VALID_NAME_LISTS = KnownValid()
+_MAX_NAMES_REMEMBERED = 128
 
 
 def env(items: list[Any], path: str) -> Causes:
-    """ValidateEnv: names (the relaxed rule of 1.33: printable ASCII but '='), valueFrom."""
+    """ValidateEnv: names (the relaxed rule of 1.33: printable ASCII but '='), valueFrom.
+    Pods have many vars: when every name is valid (`_names_valid`, a quick test) only the
+    vars with a source are visited; otherwise each var is, with its messages."""
+    if not _names_valid(items):
+        return _each_var(items, path)
     out: Causes = []
-    for i, var in enumerate(items):
-        var, at = as_dict(var), f"{path}[{i}]"
-        name = as_str(var.get("name"))
-        if not name:
-            out.append(required(f"{at}.name"))
-        else:
-            out += each(f"{at}.name", name, is_relaxed_env_var_name(name))
-        out += _value_from(var, f"{at}.valueFrom")
+    for i, source in enumerate(values_of(items, "valueFrom")):
+        if source is not None and isinstance(source, dict):
+            out += _value_from(source, f"{path}[{i}].valueFrom",
+                               bool(as_str(items[i].get("value"))))
     return out
 
 
-def _value_from(var: Obj, path: str) -> Causes:
-    """validateEnvVarValueFrom: exactly one source, and not with a `value`."""
-    source = var.get("valueFrom")
-    if not isinstance(source, dict):
-        return []
+def _names_valid(items: list[Any]) -> bool:
+    """Whether every var is an object with a valid name: the names read and matched by
+    `map` in C, and a list of names found valid remembered (replicas repeat them)."""
+    try:
+        names: tuple[Any, ...] = tuple(map(dict.get, items, repeat("name")))
+        if names in _VALID_NAME_LISTS:
+            return True
+        valid = all(map(valid_relaxed_env_var_name, names))
+    except TypeError:  # a var that is not an object, a name that is not a string
+        return False
+    if valid and len(names) <= _MAX_NAMES_REMEMBERED:
+        _VALID_NAME_LISTS.remember(names)
+    return valid
+
+
+def _each_var(items: list[Any], path: str) -> Causes:
+    out: Causes = []
+    for i, var in enumerate(items):  # paths are built only for an error
+        if not isinstance(var, dict):
+            var = {}
+        name = var.get("name")
+        if not isinstance(name, str) or not valid_relaxed_env_var_name(name):
+            if not isinstance(name, str) or not name:
+                out.append(required(f"{path}[{i}].name"))
+            else:
+                out += each(f"{path}[{i}].name", name, is_relaxed_env_var_name(name))
+        source = var.get("valueFrom")
+        if source is not None and isinstance(source, dict):
+            out += _value_from(source, f"{path}[{i}].valueFrom", bool(as_str(var.get("value"))))
+    return out
+
+
+@remembers_valid
+def _value_from(source: Obj, path: str, has_value: bool) -> Causes:
+    """validateEnvVarValueFrom: exactly one source, and not with a `value` (replicas repeat
+    their sources: a valid one is remembered, `knownvalid`)."""
     out: Causes = []
     count = 0
     if isinstance(source.get("fieldRef"), dict):
@@ -148,7 +220,7 @@ def _value_from(var: Obj, path: str) -> Causes:
     if count == 0:
         out.append(invalid(path, "", "must specify one of: `fieldRef`, `resourceFieldRef`, "
                            "`configMapKeyRef` or `secretKeyRef`"))
-    elif as_str(var.get("value")):
+    elif has_value:
         out.append(invalid(path, "", "may not be specified when `value` is not empty"))
     elif count > 1:
         out.append(invalid(path, "", "may not have more than one field specified at a time"))
@@ -193,7 +265,7 @@ def resource_field_selector(ref: Obj, path: str, *, volume: bool) -> Causes:
             ("requests.hugepages-", "limits.hugepages-")):
         out.append(not_supported(f"{path}.resource", resource, _RESOURCE_FIELDS))
     divisor = ref.get("divisor")
-    if isinstance(divisor, str | int | float) and not isinstance(divisor, bool):
+    if isinstance(divisor, quantity.QUANTITY_JSON) and not isinstance(divisor, bool):
         try:
             text = quantity.canonical(divisor)
         except quantity.QuantityError:
@@ -251,28 +323,30 @@ def volume_mounts(items: list[Any], volumes: dict[str, Obj], ctr: Obj, path: str
     """ValidateVolumeMounts (kube reports subPath errors on the list path, not the item)."""
     out: Causes = []
     paths: set[str] = set()
-    for i, mount in enumerate(items):
-        mount, at = as_dict(mount), f"{path}[{i}]"
+    for i, mount in enumerate(items):  # the item's path is built only for an error
+        mount = as_dict(mount)
         name, mount_path = as_str(mount.get("name")), as_str(mount.get("mountPath"))
         if not name:
-            out.append(required(f"{at}.name"))
+            out.append(required(f"{path}[{i}].name"))
         if name not in volumes:
-            out.append(not_found(f"{at}.name", name))
+            out.append(not_found(f"{path}[{i}].name", name))
         if not mount_path:
-            out.append(required(f"{at}.mountPath"))
+            out.append(required(f"{path}[{i}].mountPath"))
         if mount_path in paths:
-            out.append(invalid(f"{at}.mountPath", mount_path, "must be unique"))
+            out.append(invalid(f"{path}[{i}].mountPath", mount_path, "must be unique"))
         paths.add(mount_path)
         sub_path, sub_expr = as_str(mount.get("subPath")), as_str(mount.get("subPathExpr"))
         if sub_path:
             out += local_descending_path(sub_path, f"{path}.subPath")
         if sub_expr:
             if sub_path:
-                out.append(invalid(f"{at}.subPathExpr", sub_expr,
+                out.append(invalid(f"{path}[{i}].subPathExpr", sub_expr,
                                    "subPathExpr and subPath are mutually exclusive"))
             out += local_descending_path(sub_expr, f"{path}.subPathExpr")
-        out += _propagation(mount, ctr, f"{path}.mountPropagation")
-        out += _recursive_read_only(mount, f"{path}.recursiveReadOnly")
+        if "mountPropagation" in mount:
+            out += _propagation(mount, ctr, f"{path}.mountPropagation")
+        if "recursiveReadOnly" in mount:
+            out += _recursive_read_only(mount, f"{path}.recursiveReadOnly")
     return out
 
 

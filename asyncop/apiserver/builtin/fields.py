@@ -14,6 +14,7 @@ meta/v1/validation does. Invariant: pure functions, no I/O.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from itertools import repeat
 from typing import Any
 
 from asyncop.api import StatusCause
@@ -48,6 +49,16 @@ def as_str(value: Any) -> str:
 def as_int(value: Any) -> int | None:
     """`value` if it is an integer (not a bool), else None (absent, or decoding refuses it)."""
     return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def values_of(items: list[Any], key: str) -> list[Any]:
+    """`[item.get(key) for item in items]`, None for an item that is not an object. For the
+    hot loops over a pod's many small items (env vars): the usual all-objects list is read
+    by `map` in C."""
+    try:
+        return list(map(dict.get, items, repeat(key)))
+    except TypeError:  # an item is not an object
+        return [item.get(key) if isinstance(item, dict) else None for item in items]
 
 
 def spec_of(obj: Obj) -> Obj:

@@ -17,8 +17,8 @@ from __future__ import annotations
 from typing import Any
 
 from asyncop.apiserver.builtin import quantity
-from asyncop.apiserver.builtin.fields import Obj, as_dict, as_list
-from asyncop.apiserver.builtin.volumes import SOURCES
+from asyncop.apiserver.builtin.fields import Obj, as_dict, as_list, values_of
+from asyncop.apiserver.builtin.volumes import sources_of
 
 _MODE_0644 = 420
 
@@ -40,33 +40,31 @@ def resource_list(values: Any) -> None:
     whole object is canonicalised before the commit anyway, `builtin/canonical.py`)."""
     if not isinstance(values, dict):
         return
-    for key, raw in list(values.items()):
-        if isinstance(raw, bool) or not isinstance(raw, str | int | float):
-            continue
-        try:
-            parsed = quantity.parse(raw)
-        except quantity.QuantityError:
-            continue  # decoding refuses it with kube's message
-        rounded = parsed.round_up(-3)
-        if rounded is not parsed:
-            values[key] = str(rounded)
+    for key, raw in values.items():  # (only existing keys are set: iterating is safe)
+        if isinstance(raw, quantity.QUANTITY_JSON):
+            rounded = quantity.milli_rounded(raw)
+            if rounded is not None:
+                values[key] = rounded
 
 
 def _handler(handler: Any) -> None:
-    http = as_dict(handler).get("httpGet")
+    if not isinstance(handler, dict):
+        return
+    http = handler.get("httpGet")
     if isinstance(http, dict):
         http.setdefault("path", "/")
         http.setdefault("scheme", "HTTP")
-    grpc = as_dict(handler).get("grpc")
+    grpc = handler.get("grpc")
     if isinstance(grpc, dict):
         grpc.setdefault("service", "")
 
 
-def _probe(probe: Any) -> None:
-    if not isinstance(probe, dict):
-        return
-    for key, value in (("timeoutSeconds", 1), ("periodSeconds", 10), ("successThreshold", 1),
-                       ("failureThreshold", 3)):
+_PROBE_DEFAULTS = (("timeoutSeconds", 1), ("periodSeconds", 10), ("successThreshold", 1),
+                   ("failureThreshold", 3))
+
+
+def _probe(probe: dict[str, Any]) -> None:
+    for key, value in _PROBE_DEFAULTS:
         if not probe.get(key):
             probe[key] = value
     _handler(probe)
@@ -82,18 +80,23 @@ def container_defaults(ctr: Obj) -> None:
     if isinstance(resources, dict):
         resource_list(resources.get("limits"))
         resource_list(resources.get("requests"))
-    for port in as_list(ctr.get("ports")):
-        if isinstance(port, dict):
-            port.setdefault("protocol", "TCP")
-    for var in as_list(ctr.get("env")):
-        field_ref = as_dict(as_dict(as_dict(var).get("valueFrom")).get("fieldRef"))
-        if field_ref:
-            field_ref.setdefault("apiVersion", "v1")
+    if "ports" in ctr:
+        for port in as_list(ctr["ports"]):
+            if isinstance(port, dict):
+                port.setdefault("protocol", "TCP")
+    for source in filter(None, values_of(as_list(ctr.get("env")), "valueFrom")):  # (most vars
+        if isinstance(source, dict):                                       # have none)
+            field_ref = source.get("fieldRef")
+            if isinstance(field_ref, dict) and field_ref:
+                field_ref.setdefault("apiVersion", "v1")
     for key in ("livenessProbe", "readinessProbe", "startupProbe"):
-        _probe(ctr.get(key))
-    lifecycle = as_dict(ctr.get("lifecycle"))
-    _handler(lifecycle.get("postStart"))
-    _handler(lifecycle.get("preStop"))
+        probe = ctr.get(key)
+        if isinstance(probe, dict):
+            _probe(probe)
+    lifecycle = ctr.get("lifecycle")
+    if isinstance(lifecycle, dict):
+        _handler(lifecycle.get("postStart"))
+        _handler(lifecycle.get("preStop"))
 
 
 def _downward_items(items: Any) -> None:
@@ -104,7 +107,7 @@ def _downward_items(items: Any) -> None:
 
 
 def volume_defaults(volume: Obj) -> None:
-    if not any(isinstance(volume.get(key), dict) for key, _ in SOURCES):
+    if not sources_of(volume):
         volume["emptyDir"] = {}
     for key in ("secret", "configMap", "downwardAPI", "projected"):
         source = volume.get(key)

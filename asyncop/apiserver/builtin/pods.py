@@ -18,6 +18,7 @@ Invariant: defaults fill only absent fields; validators never mutate `old`.
 
 from __future__ import annotations
 
+from fractions import Fraction
 from typing import Any
 
 import orjson
@@ -75,41 +76,41 @@ def _admit(spec: Obj) -> None:
 
 def qos_class(spec: Obj) -> str:
     """ComputePodQOS: Guaranteed when every container limits cpu and memory and requests
-    equal limits, BestEffort without any cpu/memory request or limit, else Burstable."""
-    requests: dict[str, quantity.Quantity] = {}
-    limits: dict[str, quantity.Quantity] = {}
+    equal limits, BestEffort without any cpu/memory request or limit, else Burstable.
+    Sums are exact, in nano units (`quantity.nanos_of`)."""
+    requests: dict[str, int | Fraction] = {}
+    limits: dict[str, int | Fraction] = {}
     guaranteed = True
-    for ctr in as_list(spec.get("containers")) + as_list(spec.get("initContainers")):
-        resources = as_dict(as_dict(ctr).get("resources"))
-        for bucket, into in (("requests", requests), ("limits", limits)):
-            found = set()
-            for name, raw in as_dict(resources.get(bucket)).items():
-                value = _positive(name, raw)
-                if value is None:
-                    continue
-                found.add(name)
-                total = into.get(name)
-                into[name] = value if total is None else quantity.Quantity(
-                    total.value + value.value, total.format)
-            if bucket == "limits" and not {"cpu", "memory"} <= found:
+    for key in ("containers", "initContainers"):
+        for ctr in as_list(spec.get(key)):
+            resources = ctr.get("resources") if isinstance(ctr, dict) else None
+            if not isinstance(resources, dict):
+                guaranteed = False  # no cpu and memory limits
+                continue
+            _add_positive(resources.get("requests"), requests)
+            if _add_positive(resources.get("limits"), limits) < 2:
                 guaranteed = False
     if not requests and not limits:
         return "BestEffort"
-    if guaranteed and all(name in limits and quantity.compare(limits[name], req) == 0
+    if guaranteed and all(name in limits and limits[name] == req
                           for name, req in requests.items()) and len(requests) == len(limits):
         return "Guaranteed"
     return "Burstable"
 
 
-def _positive(name: str, raw: Any) -> quantity.Quantity | None:
-    if name not in ("cpu", "memory") or isinstance(raw, bool) or \
-            not isinstance(raw, str | int | float):
-        return None
-    try:
-        value = quantity.parse(raw)
-    except quantity.QuantityError:
-        return None
-    return value if value.value > 0 else None
+def _add_positive(values: Any, into: dict[str, int | Fraction]) -> int:
+    """Add a resource list's positive cpu and memory quantities into `into`; how many
+    there were."""
+    found = 0
+    if isinstance(values, dict):
+        for name in ("cpu", "memory"):
+            raw = values.get(name)
+            if isinstance(raw, quantity.QUANTITY_JSON):  # (a bool is no quantity: nanos_of says so)
+                nanos = quantity.nanos_of(raw)
+                if nanos is not None and nanos > 0:
+                    found += 1
+                    into[name] = into.get(name, 0) + nanos
+    return found
 
 
 def _pod_defaults(obj: Obj, old: Obj | None) -> None:

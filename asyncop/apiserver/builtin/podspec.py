@@ -40,6 +40,7 @@ from asyncop.apiserver.builtin.fields import (
     not_supported,
     required,
 )
+from asyncop.apiserver.builtin.knownvalid import KnownValid, memory_key
 
 RESTART_POLICIES = ("Always", "OnFailure", "Never")
 DNS_POLICIES = ("ClusterFirstWithHostNet", "ClusterFirst", "Default", "None")
@@ -186,18 +187,40 @@ def _ip(value: str, path: str) -> Causes:
     return []
 
 
+_CONTAINER_LISTS = ("containers", "initContainers")
+_SPEC_VALID = KnownValid()
+
+
 def pod_spec(spec: Obj, path: str, *, is_pod: bool = False,
              strict_node_values: bool = True) -> Causes:
-    """ValidatePodSpec (is_pod: the Pod kind itself, not a template)."""
-    out: Causes = []
+    """ValidatePodSpec (is_pod: the Pod kind itself, not a template). The rules on the spec
+    outside its containers depend on nothing else; replicas repeat them, so a spec whose
+    other fields were found valid before (`knownvalid`, keyed by their JSON text) has only
+    its containers validated."""
     grace = as_int(spec.get("terminationGracePeriodSeconds"))
+    host_users = as_dict(spec.get("securityContext")).get("hostUsers") is not False
+    key = memory_key({k: v for k, v in spec.items() if k not in _CONTAINER_LISTS},
+                     strict_node_values)
+    if key in _SPEC_VALID:  # every volume valid: all of them may be mounted
+        vols = {as_str(vol.get("name")): vol for vol in as_list(spec.get("volumes"))
+                if isinstance(vol, dict)}
+        return _container_rules(spec, path, vols, grace, host_users, is_pod)
+    out: Causes = []
     if "terminationGracePeriodSeconds" not in spec:
         out.append(required(f"{path}.terminationGracePeriodSeconds"))
-    host_users = as_dict(spec.get("securityContext")).get("hostUsers") is not False
     vol_causes, vols = volumes.validate(as_list(spec.get("volumes")), f"{path}.volumes")
     out += vol_causes
+    tail = _spec_rules(spec, path, host_users, strict_node_values)
+    if not out and not tail:
+        _SPEC_VALID.remember(key)
+    return out + _container_rules(spec, path, vols, grace, host_users, is_pod) + tail
+
+
+def _container_rules(spec: Obj, path: str, vols: dict[str, Obj], grace: int | None,
+                     host_users: bool, is_pod: bool) -> Causes:
+    """ValidatePodSpec's rules on containers, init containers and their host ports."""
     regular = as_list(spec.get("containers"))
-    out += _containers(regular, f"{path}.containers", vols, grace, host_users)
+    out = _containers(regular, f"{path}.containers", vols, grace, host_users)
     out += _init_containers(as_list(spec.get("initContainers")), regular,
                             f"{path}.initContainers", vols, grace, host_users)
     if spec.get("hostNetwork") is True:
@@ -208,6 +231,12 @@ def pod_spec(spec: Obj, path: str, *, is_pod: bool = False,
                 if (is_pod or host != 0) and host != ctr_port:
                     out.append(invalid(f"{path}.containers[{i}].ports[{j}].hostPort", host,
                                        "must match `containerPort` when `hostNetwork` is true"))
+    return out
+
+
+def _spec_rules(spec: Obj, path: str, host_users: bool, strict_node_values: bool) -> Causes:
+    """ValidatePodSpec's rules after the containers (none of them reads a container)."""
+    out: Causes = []
     restart = as_str(spec.get("restartPolicy"))
     if not restart:
         out.append(required(f"{path}.restartPolicy"))

@@ -32,19 +32,24 @@ from asyncop.apiserver.builtin.fields import (
     not_supported,
     required,
 )
+from asyncop.apiserver.builtin.knownvalid import remembers_valid
 
 _PROBE_ACTIONS = ("exec", "httpGet", "tcpSocket", "grpc")
 _HOOK_ACTIONS = ("exec", "httpGet", "tcpSocket", "sleep")
+_PROBE_NUMBERS = ("initialDelaySeconds", "timeoutSeconds", "periodSeconds", "successThreshold",
+                  "failureThreshold")
 
 
 def port_num_or_name(value: Any, path: str) -> Causes:
     """ValidatePortNumOrName for an IntOrString."""
     if isinstance(value, str):
-        return each(path, value, is_valid_port_name(value))
+        msgs = is_valid_port_name(value)
+        return each(path, value, msgs) if msgs else []
     number = as_int(value)
     if number is None:
         return []
-    return each(path, number, is_valid_port_num(number))
+    msgs = is_valid_port_num(number)
+    return each(path, number, msgs) if msgs else []
 
 
 def _http_get(action: Obj, path: str) -> Causes:
@@ -94,14 +99,17 @@ def handler(obj: Obj, kinds: tuple[str, ...], path: str, grace: int | None) -> C
     return out
 
 
+@remembers_valid
 def probe(raw: Any, path: str, grace: int | None, kind: str) -> Causes:
-    """validateLivenessProbe / validateReadinessProbe / validateStartupProbe."""
+    """validateLivenessProbe / validateReadinessProbe / validateStartupProbe (replicas
+    repeat their probes: a valid one is remembered, `knownvalid`)."""
     if not isinstance(raw, dict):
         return []
     out = handler(raw, _PROBE_ACTIONS, path, grace)
-    for key in ("initialDelaySeconds", "timeoutSeconds", "periodSeconds", "successThreshold",
-                "failureThreshold"):
-        out += nonnegative(raw.get(key), f"{path}.{key}")
+    for key in _PROBE_NUMBERS:
+        number = raw.get(key)
+        if isinstance(number, int) and number < 0:  # (a bool is never negative)
+            out += nonnegative(number, f"{path}.{key}")
     term = as_int(raw.get("terminationGracePeriodSeconds"))
     if term is not None and term <= 0:
         out.append(invalid(f"{path}.terminationGracePeriodSeconds", term,
@@ -131,5 +139,6 @@ def container_probes(ctr: Obj, path: str, grace: int | None) -> Causes:
         if isinstance(ctr.get("lifecycle"), dict) else []
     for key, kind in (("livenessProbe", "liveness"), ("readinessProbe", "readiness"),
                       ("startupProbe", "startup")):
-        out += probe(ctr.get(key), f"{path}.{key}", grace, kind)
+        if isinstance(ctr.get(key), dict):
+            out += probe(ctr[key], f"{path}.{key}", grace, kind)
     return out

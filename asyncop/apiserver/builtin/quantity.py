@@ -31,14 +31,14 @@ from __future__ import annotations
 import functools
 import math
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
 from asyncop.apiserver.builtin.gofmt import go_quote
 
-__all__ = ["Quantity", "QuantityError", "canonical", "compare", "go_struct", "parse",
-           "parse_error", "parse_text", "sign", "text_of"]
+__all__ = ["QUANTITY_JSON", "Quantity", "QuantityError", "canonical", "compare", "go_struct",
+           "milli_rounded", "nanos_of", "parse", "parse_error", "parse_text", "sign", "text_of"]
 
 SPLIT_RE = "^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$"
 FORMAT_WRONG = "quantities must match the regular expression '" + SPLIT_RE + "'"
@@ -58,6 +58,11 @@ _INT64 = 2**63
 _MAX_BINARY = Fraction(_INT64 - 1)  # kube caps binary quantities at int64
 
 
+QUANTITY_JSON = (str, int, float)
+"""The JSON types a Quantity is written as, for `isinstance` (a bool is an int: exclude it);
+a tuple, as `str | int | float` would be built anew at every call."""
+
+
 class QuantityError(ValueError):
     """A malformed quantity; `str(err)` is kube's message."""
 
@@ -65,18 +70,33 @@ class QuantityError(ValueError):
 @dataclass(frozen=True, slots=True)
 class Quantity:
     """An exact value, the suffix family it was written in, and the text kube keeps for it
-    (`text` is set when the written form is already canonical)."""
+    (`text` is set when the written form is already canonical). `nanos` is the value in
+    units of 10^-9 — every quantity parsed here is a whole number of them (kube rounds to
+    nano), and so are their sums and roundings — for integer arithmetic instead of
+    Fraction's; None only for a value built by hand finer than that."""
 
     value: Fraction
     format: str  # "DecimalSI" | "BinarySI" | "DecimalExponent"
     text: str = ""
+    nanos: int | None = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        whole, rest = divmod(self.value.numerator * 10**9, self.value.denominator)
+        object.__setattr__(self, "nanos", None if rest else whole)
 
     def __str__(self) -> str:
         return self.text or _canonical(self.value, self.format)
 
+    def signum(self) -> int:
+        """Quantity.Sign: -1, 0 or 1."""
+        number = self.nanos if self.nanos is not None else self.value
+        return (number > 0) - (number < 0)
+
     def round_up(self, scale: int) -> Quantity:
         """kube's Quantity.RoundUp(scale): the value rounded away from zero to 10^scale
         (SetDefaults_ResourceList rounds every resource value up to milli, scale -3)."""
+        if self.nanos is not None and -9 <= scale and self.nanos % 10 ** (scale + 9) == 0:
+            return self  # already a whole number of 10^scale: exact integer test
         step = Fraction(10) ** scale
         units = self.value / step
         if units.denominator == 1:
@@ -293,13 +313,46 @@ def parse(value: str | int | float) -> Quantity:
     return parse_text(text)
 
 
+@functools.lru_cache(maxsize=4096, typed=True)
 def canonical(value: str | int | float) -> str:
-    """The string kube serialises a quantity as; `QuantityError` with kube's message."""
+    """The string kube serialises a quantity as; `QuantityError` with kube's message.
+    Memoised (typed: `1` and `1.0` are different JSON texts): every write of a built-in
+    kind canonicalises each of its quantities, and they repeat."""
     return str(parse(value))
+
+
+def _decoded(value: str | int | float) -> Quantity | None:
+    text = text_of(value)
+    try:
+        return parse_text(text) if text is not None else None
+    except QuantityError:
+        return None  # (decoding refuses it with kube's message)
+
+
+@functools.lru_cache(maxsize=4096, typed=True)
+def milli_rounded(value: str | int | float) -> str | None:
+    """SetDefaults_ResourceList of one decoded value: the canonical text of the value
+    rounded up to milli, or None when it stays as written (exact at milli already, or no
+    quantity at all). Memoised on the value (typed: `1` and `1.0` are different texts)."""
+    parsed = _decoded(value)
+    rounded = parsed.round_up(-3) if parsed is not None else None
+    return None if rounded is parsed or rounded is None else str(rounded)
+
+
+@functools.lru_cache(maxsize=4096, typed=True)
+def nanos_of(value: str | int | float) -> int | Fraction | None:
+    """The exact value of a decoded quantity in nano units (an int for everything kube
+    parses), or None when it is not a valid quantity. Memoised on the value."""
+    parsed = _decoded(value)
+    if parsed is None:
+        return None
+    return parsed.nanos if parsed.nanos is not None else parsed.value * 10**9
 
 
 def compare(a: Quantity, b: Quantity) -> int:
     """-1, 0 or 1 as kube's Quantity.Cmp (exact)."""
+    if a.nanos is not None and b.nanos is not None:
+        return (a.nanos > b.nanos) - (a.nanos < b.nanos)
     return (a.value > b.value) - (a.value < b.value)
 
 

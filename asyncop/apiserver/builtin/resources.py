@@ -13,6 +13,7 @@ quantity is decoding's to refuse).
 
 from __future__ import annotations
 
+import functools
 import math
 from typing import Any
 
@@ -28,6 +29,7 @@ from asyncop.apiserver.builtin.fields import (
     required,
 )
 from asyncop.apiserver.builtin.gofmt import GO_POINTER, Raw
+from asyncop.apiserver.builtin.knownvalid import remembers_valid
 
 _STANDARD_RESOURCES = frozenset({
     "cpu", "memory", "ephemeral-storage", "requests.cpu", "requests.memory",
@@ -56,23 +58,31 @@ def _overcommit_allowed(name: str) -> bool:
 
 def resource_name(name: str, path: str) -> Causes:
     """validateContainerResourceName."""
-    out = each(path, name, is_qualified_name(name))
-    if out:
-        return out
+    messages = _name_messages(name)
+    return each(path, name, messages) if messages else []
+
+
+@functools.lru_cache(maxsize=1024)
+def _name_messages(name: str) -> tuple[str, ...]:
+    """validateContainerResourceName's messages for a name (memoised: a pod names the
+    same few resources in every container)."""
+    msgs = is_qualified_name(name)
+    if msgs:
+        return tuple(msgs)
     if "/" not in name:
         if name not in _STANDARD_RESOURCES and not name.startswith(
                 ("hugepages-", "requests.hugepages-")):
-            out.append(invalid(path, name, "must be a standard resource type or fully qualified"))
+            msgs.append("must be a standard resource type or fully qualified")
         if name not in ("cpu", "memory", "ephemeral-storage") and \
                 not name.startswith("hugepages-"):
-            out.append(invalid(path, name, "must be a standard resource for containers"))
+            msgs.append("must be a standard resource for containers")
     elif not _is_native(name) and not _is_extended(name):
-        out.append(invalid(path, name, "doesn't follow extended resource name standard"))
-    return out
+        msgs.append("doesn't follow extended resource name standard")
+    return tuple(msgs)
 
 
 def _quantity(value: Any) -> quantity.Quantity | None:
-    if isinstance(value, bool) or not isinstance(value, str | int | float):
+    if isinstance(value, bool) or not isinstance(value, quantity.QUANTITY_JSON):
         return None
     try:
         return quantity.parse(value)
@@ -84,7 +94,7 @@ def quantity_value(name: str, value: quantity.Quantity, path: str, raw: Any) -> 
     """ValidateResourceQuantityValue: not negative; whole for integer resources (`raw`: the
     value as defaulted, whose parsed struct a field error prints)."""
     out: Causes = []
-    if value.value < 0:
+    if value.signum() < 0:
         out.append(invalid(path, str(value), NEGATIVE_MSG))
     if (name in _INTEGER_RESOURCES or _is_extended(name)) and \
             math.ceil(value.value * 1000) % 1000:
@@ -94,8 +104,10 @@ def quantity_value(name: str, value: quantity.Quantity, path: str, raw: Any) -> 
     return out
 
 
+@remembers_valid
 def resources(req: Obj, path: str) -> Causes:
-    """ValidateContainerResourceRequirements: names, quantities, requests ≤ limits."""
+    """ValidateContainerResourceRequirements: names, quantities, requests ≤ limits (a
+    valid set is remembered, `knownvalid`)."""
     out: Causes = []
     limits, requests = as_dict(req.get("limits")), as_dict(req.get("requests"))
     lim_path, req_path = f"{path}.limits", f"{path}.requests"

@@ -35,19 +35,22 @@ from asyncop.apiserver.builtin.fields import (
     required,
     selector_requirement,
 )
+from asyncop.apiserver.builtin.knownvalid import remembers_valid
 
 _EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
 
 
+@remembers_valid
 def tolerations(items: list[Any], path: str) -> Causes:
-    """ValidateTolerations."""
+    """ValidateTolerations (a valid list is remembered, `knownvalid`)."""
     out: Causes = []
-    for i, tol in enumerate(items):
-        tol, at = as_dict(tol), f"{path}[{i}]"
+    for i, tol in enumerate(items):  # `at`, the item's path, is built only for an error
+        tol = as_dict(tol)
         key, operator = as_str(tol.get("key")), as_str(tol.get("operator"))
         value, effect = as_str(tol.get("value")), as_str(tol.get("effect"))
-        if key:
-            out += label_name(key, f"{at}.key")
+        at = f"{path}[{i}]"
+        if key and (msgs := is_qualified_name(key)):
+            out += each(f"{at}.key", key, msgs)
         if not key and operator != "Exists":
             out.append(invalid(f"{at}.operator", operator, "operator must be Exists when `key` "
                                'is empty, which means "match all values and all keys"'))

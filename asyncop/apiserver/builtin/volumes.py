@@ -15,6 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 from asyncop.apiserver.builtin import quantity
+from asyncop.apiserver.builtin.checks import is_dns1123_label
 from asyncop.apiserver.builtin.containers import object_field_selector, resource_field_selector
 from asyncop.apiserver.builtin.fields import (
     Causes,
@@ -23,8 +24,8 @@ from asyncop.apiserver.builtin.fields import (
     as_int,
     as_list,
     as_str,
-    dns1123_label,
     duplicate,
+    each,
     forbidden,
     invalid,
     not_supported,
@@ -46,11 +47,23 @@ SOURCES = (("emptyDir", "emptyDir"), ("hostPath", "hostPath"), ("gitRepo", "gitR
            ("portworxVolume", "portworxVolume"), ("azureDisk", "azureDisk"),
            ("storageos", "storageos"), ("projected", "projected"), ("scaleIO", "scaleIO"),
            ("csi", "csi"), ("ephemeral", "ephemeral"), ("image", "image"))
+_SOURCE_ORDER = {key: i for i, (key, _) in enumerate(SOURCES)}
+_SHOWN = dict(SOURCES)
 HOST_PATH_TYPES = ("", "BlockDevice", "CharDevice", "Directory", "DirectoryOrCreate", "File",
                    "FileOrCreate", "Socket")
 _VOLUME_FIELD_PATHS = ("metadata.annotations", "metadata.labels", "metadata.name",
                        "metadata.namespace", "metadata.uid")
 FILE_MODE_MSG = "must be a number between 0 and 0777 (octal), both inclusive"
+
+
+def sources_of(volume: Obj) -> list[str]:
+    """The volume sources a volume sets (object-valued), in validateVolumeSource's order;
+    found from the volume's own few keys rather than by asking for all thirty."""
+    found = [key for key, value in volume.items()
+             if key in _SOURCE_ORDER and isinstance(value, dict)]
+    if len(found) > 1:
+        found.sort(key=_SOURCE_ORDER.__getitem__)
+    return found
 
 
 def validate(items: list[Any], path: str) -> tuple[Causes, dict[str, Obj]]:
@@ -61,7 +74,10 @@ def validate(items: list[Any], path: str) -> tuple[Causes, dict[str, Obj]]:
         volume, at = as_dict(volume), f"{path}[{i}]"
         name = as_str(volume.get("name"))
         errs = _source(volume, at)
-        errs += [required(f"{at}.name")] if not name else dns1123_label(name, f"{at}.name")
+        if not name:
+            errs.append(required(f"{at}.name"))
+        elif msgs := is_dns1123_label(name):
+            errs += each(f"{at}.name", name, msgs)
         if name in volumes:
             errs.append(duplicate(f"{at}.name", name))
         if errs:
@@ -74,17 +90,15 @@ def validate(items: list[Any], path: str) -> tuple[Causes, dict[str, Obj]]:
 def _source(volume: Obj, path: str) -> Causes:
     out: Causes = []
     count = 0
-    for key, shown in SOURCES:
-        source = volume.get(key)
-        if not isinstance(source, dict):
-            continue
+    for key in sources_of(volume):
         if count:
-            out.append(forbidden(f"{path}.{shown}", "may not specify more than 1 volume type"))
+            out.append(forbidden(f"{path}.{_SHOWN[key]}",
+                                 "may not specify more than 1 volume type"))
             continue
         count += 1
         check = _CHECKS.get(key)
         if check is not None:
-            out += check(source, f"{path}.{key}")
+            out += check(volume[key], f"{path}.{key}")
     if count == 0:
         out.append(required(path, "must specify a volume type"))
     return out
@@ -92,7 +106,7 @@ def _source(volume: Obj, path: str) -> Causes:
 
 def _empty_dir(source: Obj, path: str) -> Causes:
     limit = source.get("sizeLimit")
-    if isinstance(limit, str | int | float) and not isinstance(limit, bool):
+    if isinstance(limit, quantity.QUANTITY_JSON) and not isinstance(limit, bool):
         try:
             if quantity.parse(limit).value < 0:
                 return [forbidden(f"{path}.sizeLimit",
