@@ -12,22 +12,11 @@ from __future__ import annotations
 import importlib.util
 import inspect
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from asyncop.cli import amain
-
-
-@pytest.fixture
-def workdir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
-    path, modules = list(sys.path), set(sys.modules)
-    monkeypatch.chdir(tmp_path)
-    yield tmp_path
-    sys.path[:] = path
-    for name in set(sys.modules) - modules:
-        del sys.modules[name]
 
 
 @pytest.mark.timeout(90)

@@ -5,8 +5,6 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -24,16 +22,6 @@ def outside_make() -> dict[str, str]:
     """This environment without what a parent make exports (`make test` runs these tests: a
     nested make would print "Entering directory" lines and inherit the parent's flags)."""
     return {k: v for k, v in os.environ.items() if k not in ("MAKELEVEL", "MAKEFLAGS", "MFLAGS")}
-
-
-@pytest.fixture
-def workdir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
-    path, modules = list(sys.path), set(sys.modules)
-    monkeypatch.chdir(tmp_path)
-    yield tmp_path
-    sys.path[:] = path
-    for name in set(sys.modules) - modules:
-        del sys.modules[name]
 
 
 def out_lines(capsys: pytest.CaptureFixture[str]) -> list[str]:

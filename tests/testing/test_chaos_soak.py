@@ -13,8 +13,6 @@ tests/project and by the e2e tutorial tests (a fresh project's `make test` runs 
 
 from __future__ import annotations
 
-import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -43,19 +41,9 @@ from asyncop.testing.chaos import (
 from tests.testing.chaos_project import CAUGHT, write
 
 
-@pytest.fixture
-def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
-    path, modules = list(sys.path), set(sys.modules)
-    monkeypatch.chdir(tmp_path)
-    yield tmp_path
-    sys.path[:] = path
-    for name in set(sys.modules) - modules:
-        del sys.modules[name]
-
-
 @pytest.mark.timeout(90)
-async def test_a_correct_operator_keeps_every_invariant(project: Path) -> None:
-    scenario = resolve_scenario(str(write(project)))
+async def test_a_correct_operator_keeps_every_invariant(workdir: Path) -> None:
+    scenario = resolve_scenario(str(write(workdir)))
     report = await run_soak(scenario, seed=3, seconds=60)
     data = report.data
     assert report.ok and data["violations"] == []
@@ -69,8 +57,8 @@ async def test_a_correct_operator_keeps_every_invariant(project: Path) -> None:
 
 
 @pytest.mark.timeout(90)
-async def test_a_second_child_on_a_retry_is_caught(project: Path) -> None:
-    scenario = resolve_scenario(str(write(project, broken=True)))
+async def test_a_second_child_on_a_retry_is_caught(workdir: Path) -> None:
+    scenario = resolve_scenario(str(write(workdir, broken=True)))
     with pytest.raises(SoakFailed) as failed:
         await run_soak(scenario, seed=3, seconds=60)
     report = failed.value.report

@@ -14,7 +14,6 @@ import asyncio
 import json
 import os
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -84,16 +83,6 @@ async def test_a_scaffolded_operator_passes_and_its_broken_twin_is_caught(tmp_pa
                for v in bad["violations"] if v.startswith("at ")), bad["violations"]
     assert bad["reproduce"] == good["reproduce"]
     assert bad["faults"] == good["faults"]  # the seed's schedule, whatever the operator does
-
-
-@pytest.fixture
-def workdir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
-    path, modules = list(sys.path), set(sys.modules)
-    monkeypatch.chdir(tmp_path)
-    yield tmp_path
-    sys.path[:] = path
-    for name in set(sys.modules) - modules:
-        del sys.modules[name]
 
 
 @pytest.mark.parametrize(("argv", "message"), [
