@@ -166,6 +166,11 @@ def _v3_operation(op: Operation) -> Schema:
         responses[str(r.code)] = response
     out["responses"] = responses
     out["tags"] = [op.tag]
+    return _with_extensions(out, op)
+
+
+def _with_extensions(out: Schema, op: Operation) -> Schema:
+    """An operation's kube extensions (the action and the group/version/kind), v2 and v3."""
     if op.action:
         out["x-kubernetes-action"] = op.action
     gvk = _gvk(op)
@@ -235,12 +240,7 @@ def _v2_operation(op: Operation) -> Schema:
             response["schema"] = {"$ref": REF_V2 + r.ref}
         responses[str(r.code)] = response
     out["responses"] = responses
-    if op.action:
-        out["x-kubernetes-action"] = op.action
-    gvk = _gvk(op)
-    if gvk:
-        out["x-kubernetes-group-version-kind"] = gvk
-    return out
+    return _with_extensions(out, op)
 
 
 def _v2_path(item: PathItem) -> Schema:
