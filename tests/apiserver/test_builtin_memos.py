@@ -1,0 +1,67 @@
+"""More shortcuts of built-in writes, each pinned against the rule it stands for.
+
+`tests/apiserver/test_builtin_fastpaths.py` holds the first ones; these are the answers
+remembered across writes (a pod's QoS class by its containers' resources) and the walks
+that take a shortcut on parts replicas repeat (the typed decode of a container outside its
+env). Each test compares the shortcut with the full computation on the same input, first
+and repeated, and on inputs that differ only where the shortcut's key must tell them apart.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from asyncop.apiserver.builtin import pods
+
+SETTINGS = settings(max_examples=300, deadline=None, derandomize=True, database=None)
+
+_QUANTITIES: st.SearchStrategy[Any] = st.sampled_from([
+    "100m", "0.1", "1", "1.0", "0", "-1", "1Gi", "1024Mi", "1e3", "abc", "",
+    1, 1.0, 0, -1, 0.5, True, None])
+_RESOURCE_LIST: st.SearchStrategy[Any] = st.one_of(
+    st.dictionaries(st.sampled_from(["cpu", "memory", "example.com/gpu"]), _QUANTITIES,
+                    max_size=3),
+    st.sampled_from([None, "cpu", [], 1]))
+_RESOURCES = st.one_of(
+    st.fixed_dictionaries({}, optional={"requests": _RESOURCE_LIST, "limits": _RESOURCE_LIST}),
+    st.sampled_from([None, "x", []]))
+_CONTAINER = st.one_of(st.fixed_dictionaries({"name": st.just("c")},
+                                             optional={"resources": _RESOURCES}),
+                       st.sampled_from([None, "c", 1]))
+_SPEC = st.fixed_dictionaries({}, optional={
+    "containers": st.one_of(st.lists(_CONTAINER, max_size=3), st.just("x")),
+    "initContainers": st.lists(_CONTAINER, max_size=2)})
+
+
+@SETTINGS
+@given(_SPEC)
+def test_remembered_qos_class_is_the_computed_one(spec: dict[str, Any]) -> None:
+    # kube: ComputePodQOS (pkg/apis/core/helper/qos), remembered by the resources' JSON text
+    expected = pods.computed_qos_class(copy.deepcopy(spec))
+    assert pods.qos_class(spec) == expected
+    assert pods.qos_class(spec) == expected  # a second time: from memory when rememberable
+
+
+def test_qos_class_tells_apart_resources_that_only_look_alike() -> None:
+    # kube: ComputePodQOS — limits equal to requests only when the quantities are equal
+    def spec(requests: Any, limits: Any) -> dict[str, Any]:
+        return {"containers": [{"name": "c", "resources": {"requests": requests,
+                                                            "limits": limits}}]}
+    guaranteed = spec({"cpu": "1", "memory": "1Gi"}, {"cpu": "1", "memory": "1Gi"})
+    assert pods.qos_class(guaranteed) == "Guaranteed"
+    for requests in ({"cpu": "1", "memory": "1G"}, {"cpu": "1", "memory": 1}):
+        assert pods.qos_class(spec(requests, {"cpu": "1", "memory": "1Gi"})) == "Burstable"
+    assert pods.qos_class(spec({"cpu": 1, "memory": 1.0}, {"cpu": 1, "memory": 1.0})) == \
+        "Guaranteed"
+    # a bool is no quantity: no cpu limit, so not Guaranteed (the same text with 1 is)
+    same = {"cpu": True, "memory": "1Gi"}
+    assert pods.qos_class(spec(same, same)) == "Burstable"
+    same = {"cpu": 1, "memory": "1Gi"}
+    assert pods.qos_class(spec(same, same)) == "Guaranteed"
+    # an init container's resources count as a container's do
+    with_init = {**guaranteed, "initContainers": [{"name": "i", "resources": {}}]}
+    assert pods.qos_class(with_init) == "Burstable"
