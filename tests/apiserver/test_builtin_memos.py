@@ -15,7 +15,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from asyncop.apiserver.builtin import pods
+from asyncop.apiserver.builtin import fields, pods
 
 SETTINGS = settings(max_examples=300, deadline=None, derandomize=True, database=None)
 
@@ -65,3 +65,23 @@ def test_qos_class_tells_apart_resources_that_only_look_alike() -> None:
     # an init container's resources count as a container's do
     with_init = {**guaranteed, "initContainers": [{"name": "i", "resources": {}}]}
     assert pods.qos_class(with_init) == "Burstable"
+
+
+_LABEL_TEXT = st.one_of(st.sampled_from(["app", "tier", "example.com/app", "a" * 63, "a" * 64,
+                                         "-x", "x_y", "web", ""]),
+                        st.text(alphabet="az09-._/", max_size=8))
+
+
+@SETTINGS
+@given(st.one_of(st.dictionaries(_LABEL_TEXT, st.one_of(_LABEL_TEXT, st.sampled_from([1, None])),
+                                 max_size=3),
+                 st.sampled_from([None, "app", [], 1])))
+def test_remembered_labels_answer_as_the_rule(value: Any) -> None:
+    # kube: ValidateLabels (apimachinery pkg/apis/meta/v1/validation), remembered when valid
+    rule = fields.labels.__wrapped__  # type: ignore[attr-defined]
+    expected = rule(copy.deepcopy(value), "metadata.labels")
+    assert fields.labels(value, "metadata.labels") == expected
+    assert fields.labels(value, "metadata.labels") == expected  # again: from memory if valid
+    # the path is the caller's: a remembered set answers [] wherever it is, and an invalid
+    # one is validated again with the new path
+    assert fields.labels(value, "spec.selector") == rule(value, "spec.selector")
