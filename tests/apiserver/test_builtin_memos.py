@@ -16,6 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from asyncop.apiserver.builtin import fields, pods
+from tests.apiserver.podkit import causes, container, create, new_store, pod, rejected
 
 SETTINGS = settings(max_examples=300, deadline=None, derandomize=True, database=None)
 
@@ -85,3 +86,39 @@ def test_remembered_labels_answer_as_the_rule(value: Any) -> None:
     # the path is the caller's: a remembered set answers [] wherever it is, and an invalid
     # one is validated again with the new path
     assert fields.labels(value, "spec.selector") == rule(value, "spec.selector")
+
+
+# --- a remembered container: only its env, its name's uniqueness and restartPolicy again -------
+
+def test_a_remembered_container_is_checked_against_its_pods_grace_period() -> None:
+    # kube: validateSleepAction (pkg/apis/core/validation) — a preStop sleep lasts at most the
+    # pod's terminationGracePeriodSeconds; the same container is valid with 30 s, not with 10
+    store = new_store()
+    ctr = container(lifecycle={"preStop": {"sleep": {"seconds": 20}}})
+    create(store, pod(containers=[ctr], terminationGracePeriodSeconds=30))
+    create(store, pod(containers=[ctr], terminationGracePeriodSeconds=30))  # from memory
+    status = rejected(store, pod(containers=[ctr], terminationGracePeriodSeconds=10))
+    assert causes(status) == [(
+        "spec.containers[0].lifecycle.preStop.sleep",
+        "Invalid value: 20: must be non-negative and less than terminationGracePeriodSeconds "
+        "(10)")]
+
+
+def test_a_remembered_container_still_has_its_env_name_and_restart_policy_checked() -> None:
+    # kube: validateContainers — names unique across the pod's containers, restartPolicy only
+    # on init containers; ValidateEnv on every var, whatever the rest of the container
+    store = new_store()
+    ctr = container(env=[{"name": "A", "value": "1"}])
+    create(store, pod(containers=[ctr]))
+    assert causes(rejected(store, pod(containers=[ctr, ctr]))) == [
+        ("spec.containers[1].name", 'Duplicate value: "c"')]
+    bad_env = {**ctr, "env": [{"name": "A=B", "value": "1"}]}
+    assert causes(rejected(store, pod(containers=[bad_env]))) == [
+        ("spec.containers[0].env[0].name", "Invalid value: \"A=B\": a valid environment "
+         "variable name must consist only of printable ASCII characters other than '='")]
+    sidecar_policy = {**ctr, "restartPolicy": "Always"}
+    create(store, pod(initContainers=[{**sidecar_policy, "name": "i"}], containers=[ctr]))
+    for _ in range(2):  # the second time, from memory
+        assert causes(rejected(store, pod(containers=[sidecar_policy]))) == [
+            ("spec.containers[0].restartPolicy",
+             "Forbidden: may not be set for non-init containers")]
