@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import copy
 from typing import Any
+from unittest.mock import patch
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from asyncop.apiserver.builtin import fields, pods
+from asyncop.apiserver.builtin import fastwalk, fields, gotypes, pods
 from tests.apiserver.podkit import causes, container, create, new_store, pod, rejected
 
 SETTINGS = settings(max_examples=300, deadline=None, derandomize=True, database=None)
@@ -122,3 +123,58 @@ def test_a_remembered_container_still_has_its_env_name_and_restart_policy_checke
         assert causes(rejected(store, pod(containers=[sidecar_policy]))) == [
             ("spec.containers[0].restartPolicy",
              "Forbidden: may not be set for non-init containers")]
+
+
+# --- fastwalk: a container outside its env is walked once per distinct text -----------------
+
+_ENV_VARIANTS: list[Any] = [
+    [], [{"name": "A", "value": "1"}], [{"name": "A", "value": "2"}],
+    [{"name": "P", "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}}],
+    [{"name": "A", "value": None}], [{"name": "A", "valuee": "x"}], [{"name": 1}], [None],
+    None, "x", {"name": "A"}]
+_REST_VARIANTS: list[dict[str, Any]] = [
+    {"name": "c", "image": "nginx"},
+    {"name": "c", "image": "nginx", "resources": {"limits": {"cpu": "1"}}},
+    {"name": "c", "image": "nginx", "resources": {"limits": {"cpu": 1}}},
+    {"name": "c", "image": "nginx", "ports": [{"containerPort": 80}]},
+    {"name": "c", "image": "nginx", "imagee": "typo"},
+    {"name": "c", "image": "nginx", "tty": None}]
+
+
+def _walk(ctr: Any) -> tuple[Any, Any]:
+    """What the fast walk answers for a pod with this container: its key count or Slow, and
+    the container as the walk left it."""
+    node = gotypes.compiled(33, "", "v1", "Pod")
+    assert node is not None
+    body = {"spec": {"containers": [ctr]}}
+    try:
+        answer: Any = fastwalk.fast(body, node)
+    except fastwalk.Slow:
+        answer = "slow"
+    return answer, body
+
+
+@SETTINGS
+@given(st.lists(st.tuples(st.sampled_from(range(len(_REST_VARIANTS))),
+                          st.sampled_from(range(len(_ENV_VARIANTS) + 1))), min_size=1,
+                max_size=6))
+def test_remembered_container_walk_answers_as_the_walk(picks: list[tuple[int, int]]) -> None:
+    # kube: the JSON decode into v1.Container (unknown fields, types, nulls dropped); the
+    # memory of a container outside env must give the walk's own answer and key count
+    for rest_at, env_at in picks:
+        ctr = copy.deepcopy(_REST_VARIANTS[rest_at])
+        if env_at < len(_ENV_VARIANTS):
+            ctr["env"] = copy.deepcopy(_ENV_VARIANTS[env_at])
+        with patch.object(fastwalk, "_container", lambda value, node: fastwalk.fast(value, node)):
+            expected = _walk(copy.deepcopy(ctr))
+        assert _walk(copy.deepcopy(ctr)) == expected
+        assert _walk(copy.deepcopy(ctr)) == expected  # again, from memory when remembered
+
+
+def test_a_container_changed_by_the_walk_is_not_remembered() -> None:
+    # kube: null fields are Go zero values (dropped here): a container with one is walked
+    # every time, so its count always includes the dropped key
+    ctr: dict[str, Any] = {"name": "c", "image": "nginx", "tty": None, "env": []}
+    first, second = _walk(copy.deepcopy(ctr)), _walk(copy.deepcopy(ctr))
+    assert first == second and first[0] == 6  # spec, containers, its 4 keys: tty counted
+    assert first[1]["spec"]["containers"][0] == {"name": "c", "image": "nginx", "env": []}
