@@ -16,7 +16,7 @@ from unittest.mock import patch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from asyncop.apiserver.builtin import fastwalk, fields, gotypes, pods
+from asyncop.apiserver.builtin import fastwalk, fields, gotypes, poddefaults, pods, volumes
 from tests.apiserver.podkit import causes, container, create, new_store, pod, rejected
 
 SETTINGS = settings(max_examples=300, deadline=None, derandomize=True, database=None)
@@ -178,3 +178,68 @@ def test_a_container_changed_by_the_walk_is_not_remembered() -> None:
     first, second = _walk(copy.deepcopy(ctr)), _walk(copy.deepcopy(ctr))
     assert first == second and first[0] == 6  # spec, containers, its 4 keys: tty counted
     assert first[1]["spec"]["containers"][0] == {"name": "c", "image": "nginx", "env": []}
+
+
+# --- poddefaults: a volume's defaults visit only the sources it sets --------------------------
+
+def _volume_defaults_each(volume: dict[str, Any]) -> None:
+    """kube's volume defaulters one by one (SetDefaults_Volume, _SecretVolumeSource,
+    _ConfigMapVolumeSource, _DownwardAPIVolumeSource, _ProjectedVolumeSource,
+    _HostPathVolumeSource, _ServiceAccountTokenProjection, _PersistentVolumeClaimSpec, the
+    fieldRef apiVersion), each asking the volume for its own field."""
+    def downward(items: Any) -> None:
+        for item in items if isinstance(items, list) else []:
+            ref = item.get("fieldRef") if isinstance(item, dict) else None
+            if isinstance(ref, dict) and ref:
+                ref.setdefault("apiVersion", "v1")
+
+    def obj(value: Any) -> dict[str, Any]:
+        return value if isinstance(value, dict) else {}
+
+    if not volumes.sources_of(volume):
+        volume["emptyDir"] = {}
+    for key in ("secret", "configMap", "downwardAPI", "projected"):
+        if isinstance(volume.get(key), dict):
+            volume[key].setdefault("defaultMode", 420)
+    if isinstance(volume.get("hostPath"), dict):
+        volume["hostPath"].setdefault("type", "")
+    downward(obj(volume.get("downwardAPI")).get("items"))
+    sources = obj(volume.get("projected")).get("sources")
+    for source in sources if isinstance(sources, list) else []:
+        source = obj(source)
+        if isinstance(source.get("serviceAccountToken"), dict):
+            source["serviceAccountToken"].setdefault("expirationSeconds", 3600)
+        downward(obj(source.get("downwardAPI")).get("items"))
+    claim_spec = obj(obj(volume.get("ephemeral")).get("volumeClaimTemplate")).get("spec")
+    if isinstance(claim_spec, dict):
+        claim_spec.setdefault("volumeMode", "Filesystem")
+
+
+_ITEMS: st.SearchStrategy[Any] = st.sampled_from([
+    [{"path": "n", "fieldRef": {"fieldPath": "metadata.name"}}], [], None, "x", [None],
+    [{"path": "p", "fieldRef": {}}]])
+_SOURCE: st.SearchStrategy[Any] = st.one_of(
+    st.fixed_dictionaries({}, optional={"defaultMode": st.just(256), "items": _ITEMS,
+                                        "type": st.just("Directory"), "name": st.just("x")}),
+    st.sampled_from([None, "x", 1, []]))
+_PROJECTED: st.SearchStrategy[Any] = st.one_of(_SOURCE, st.fixed_dictionaries({"sources": st.one_of(
+    st.lists(st.one_of(st.fixed_dictionaries({}, optional={
+        "serviceAccountToken": st.one_of(_SOURCE, st.just({"expirationSeconds": 600})),
+        "downwardAPI": _SOURCE}), st.sampled_from([None, "x"])), max_size=2),
+    st.sampled_from([None, "x"]))}))
+_CLAIM: st.SearchStrategy[Any] = st.fixed_dictionaries(
+    {"spec": st.one_of(_SOURCE, st.just({}))})
+_EPHEMERAL: st.SearchStrategy[Any] = st.one_of(
+    _SOURCE, st.fixed_dictionaries({"volumeClaimTemplate": st.one_of(_SOURCE, _CLAIM)}))
+
+
+@SETTINGS
+@given(st.fixed_dictionaries({"name": st.just("v")}, optional={
+    "secret": _SOURCE, "configMap": _SOURCE, "downwardAPI": _SOURCE, "hostPath": _SOURCE,
+    "emptyDir": _SOURCE, "nfs": _SOURCE, "projected": _PROJECTED, "ephemeral": _EPHEMERAL}))
+def test_volume_defaults_visiting_its_sources_match_the_defaulters(volume: Any) -> None:
+    # kube: SetDefaults_Volume and the volume sources' defaulters (pkg/apis/core/v1)
+    expected = copy.deepcopy(volume)
+    _volume_defaults_each(expected)
+    poddefaults.volume_defaults(volume)
+    assert volume == expected
