@@ -243,3 +243,19 @@ def test_volume_defaults_visiting_its_sources_match_the_defaulters(volume: Any) 
     _volume_defaults_each(expected)
     poddefaults.volume_defaults(volume)
     assert volume == expected
+
+
+def test_env_sources_are_found_at_their_indexes_among_plain_vars() -> None:
+    # kube: validateEnvVarValueFrom, called for each var with a valueFrom (ValidateEnv); the
+    # vars with a source are picked out of the plain ones, each cause at its own index
+    store = new_store()
+    env: list[Any] = [{"name": f"V{i}", "value": "x"} for i in range(6)]
+    env[0] = {"name": "OK", "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}}
+    env[3] = {"name": "EMPTY", "valueFrom": {}}
+    env[5] = {"name": "BOTH", "value": "x", "valueFrom": {"secretKeyRef": {"name": "s",
+                                                                          "key": "k"}}}
+    assert causes(rejected(store, pod(containers=[container(env=env)]))) == [
+        ("spec.containers[0].env[3].valueFrom", 'Invalid value: "": must specify one of: '
+         "`fieldRef`, `resourceFieldRef`, `configMapKeyRef` or `secretKeyRef`"),
+        ("spec.containers[0].env[5].valueFrom", 'Invalid value: "": may not be specified '
+         "when `value` is not empty")]
