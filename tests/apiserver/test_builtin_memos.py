@@ -13,12 +13,39 @@ import copy
 from typing import Any
 from unittest.mock import patch
 
+import aiohttp
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from asyncop.apiserver.builtin import fastwalk, fields, gotypes, poddefaults, pods, volumes
-from tests.apiserver.podkit import causes, container, create, new_store, pod, rejected
+from asyncop.api import ApiError
+from asyncop.apiserver import ApiServer
+from asyncop.apiserver.builtin import (
+    decode,
+    fastwalk,
+    fields,
+    gotypes,
+    poddefaults,
+    pods,
+    quantity,
+    volumes,
+)
+from asyncop.apiserver.storage import writer
+from asyncop.webhook import AdmissionRequest, WebhookServer
+from tests.apiserver import httpkit
+from tests.apiserver.httpkit import call
+from tests.apiserver.podkit import (
+    causes,
+    container,
+    create,
+    deployment,
+    new_store,
+    pod,
+    rejected,
+    rt_of,
+)
 
+http = httpkit.http
 SETTINGS = settings(max_examples=300, deadline=None, derandomize=True, database=None)
 
 _QUANTITIES: st.SearchStrategy[Any] = st.sampled_from([
@@ -259,3 +286,112 @@ def test_env_sources_are_found_at_their_indexes_among_plain_vars() -> None:
          "`fieldRef`, `resourceFieldRef`, `configMapKeyRef` or `secretKeyRef`"),
         ("spec.containers[0].env[5].valueFrom", 'Invalid value: "": may not be specified '
          "when `value` is not empty")]
+
+
+# --- canonical: a body decoded with every Quantity canonical skips the canonical walk ---------
+
+_Q_TEXTS = ["100m", "0.1", "1", "1.0", "1Gi", "1024Mi", "1000Mi", "1e3", "1k", "500m", "0.5",
+            "128974848", "129e6", "129M", "123Mi", "5G", "1.5Gi", " 1Gi", "0", "-1"]
+
+
+@SETTINGS
+@given(st.one_of(st.sampled_from(_Q_TEXTS), st.text(alphabet="0123456789.eEkMGTPmunKi+-",
+                                                    min_size=1, max_size=8)))
+def test_rounded_default_quantities_are_canonical(text: str) -> None:
+    # kube: SetDefaults_ResourceList rounds up to milli and the result is serialised by
+    # resource.Quantity's MarshalJSON: what the default writes needs no canonical walk
+    rounded = quantity.milli_rounded(text)
+    if rounded is not None:
+        assert quantity.canonical(rounded) == rounded
+    if fastwalk.quantity_state(text) == fastwalk.STABLE:
+        try:
+            assert quantity.canonical(text) == text
+        except quantity.QuantityError:
+            pass  # canonicalize leaves what it cannot write as it is
+
+
+_Q_OR_NUMBER = st.one_of(st.sampled_from(_Q_TEXTS), st.sampled_from([1, 0.5, 2048]))
+
+
+@SETTINGS
+@given(limits=st.dictionaries(st.sampled_from(["cpu", "memory"]), _Q_OR_NUMBER, max_size=2),
+       requests=st.dictionaries(st.sampled_from(["cpu", "memory"]), _Q_OR_NUMBER, max_size=2),
+       divisor=st.one_of(st.none(), _Q_OR_NUMBER), size=st.one_of(st.none(), _Q_OR_NUMBER),
+       kind=st.sampled_from(["pod", "deployment"]), hook=st.booleans())
+def test_skipping_the_canonical_walk_stores_what_the_walk_stores(
+        limits: dict[str, Any], requests: dict[str, Any], divisor: Any, size: Any, kind: str,
+        hook: bool) -> None:
+    # kube: resource.Quantity's MarshalJSON on every Quantity of a stored object; the same
+    # body is stored identically whether the walk ran (decode_canonical disabled) or not,
+    # the second time from the decode's memories of containers and parts
+    env: list[Any] = [{"name": "A", "value": "a"}]
+    if divisor is not None:
+        env.append({"name": "M", "valueFrom": {"resourceFieldRef": {
+            "resource": "limits.memory", "divisor": divisor}}})
+    volumes = [{"name": "d", "emptyDir": {} if size is None else {"sizeLimit": size}}]
+    ctr = container(env=env, resources={"limits": limits, "requests": requests})
+    spec: dict[str, Any] = {"containers": [ctr], "volumes": volumes}
+    body = pod(**spec) if kind == "pod" else deployment(template={
+        "metadata": {"labels": {"app": "web"}}, "spec": spec})
+
+    def stored(skip: bool) -> Any:
+        store = new_store()
+        if hook:  # an in-process admission hook that writes a non-canonical quantity
+            def admit(operation: str, obj: dict[str, Any], old: Any) -> None:
+                specs = obj["spec"] if kind == "pod" else obj["spec"]["template"]["spec"]
+                specs["containers"][0]["resources"].setdefault("limits", {})["x/y"] = "1024Mi"
+            store.add_admission(rt_of(store, body).gr, admit)
+        answers = []
+        for i in range(2):
+            named = copy.deepcopy(body)
+            named["metadata"]["name"] = f"same-{i}"
+            if skip:
+                made = create(store, named)
+            else:
+                with patch.object(writer, "decode_canonical", _never_canonical):
+                    made = create(store, named)
+            made["metadata"].pop("uid")
+            answers.append(made)
+        return answers
+
+    try:
+        expected = stored(skip=False)
+    except ApiError as exc:  # refused either way, with the same status
+        with pytest.raises(ApiError) as again:
+            stored(skip=True)
+        assert again.value.status == exc.status
+        return
+    assert stored(skip=True) == expected
+
+
+def _never_canonical(*args: Any, **kwargs: Any) -> tuple[Any, bool]:
+    return decode.decode_canonical(*args, **kwargs)[0], False
+
+
+async def test_a_quantity_a_mutating_webhook_writes_is_stored_canonically(
+        apiserver_no_sim: ApiServer, http: aiohttp.ClientSession) -> None:
+    # kube: mutating admission runs on the decoded object and the result is serialised by
+    # resource.Quantity's MarshalJSON: a webhook's `1024Mi` is stored as `1Gi` although the
+    # body as sent was canonical (its decode would have let the canonical walk be skipped)
+    server = WebhookServer()
+
+    async def limit(req: AdmissionRequest) -> dict[str, Any] | None:
+        obj = copy.deepcopy(req.object or {})
+        obj["spec"]["containers"][0]["resources"] = {"limits": {"memory": "1024Mi"}}
+        return obj
+
+    server.mutating("/limit", limit)
+    base = apiserver_no_sim.url
+    async with server:
+        code, body = await call(http, "POST", base + "/apis/admissionregistration.k8s.io/v1/"
+                                "mutatingwebhookconfigurations", json=server.mutating_configuration(
+            "limit", [{"name": "limit.example.com", "path": "/limit", "rules": [{
+                "operations": ["CREATE"], "apiGroups": [""], "apiVersions": ["v1"],
+                "resources": ["pods"]}]}]))
+        assert code == 201, body
+        for name in ("m-0", "m-1"):  # the second body from the decode's memories
+            sent = pod(name, containers=[container(resources={"limits": {"memory": "1Gi"}})])
+            code, made = await call(http, "POST", base + "/api/v1/namespaces/default/pods",
+                                    json=sent)
+            assert code == 201, made
+            assert made["spec"]["containers"][0]["resources"]["limits"] == {"memory": "1Gi"}

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from asyncop.apiserver import builtin
 from asyncop.apiserver.builtin.canonical import canonicalize
-from asyncop.apiserver.builtin.decode import decode as typed_decode
+from asyncop.apiserver.builtin.decode import decode_canonical
 from asyncop.apiserver.core import crds, errors, eventsv1
 from asyncop.apiserver.core.objectmeta import (
     check_field_types,
@@ -72,6 +72,10 @@ class WriteContext:
     #: the body was already decoded as kube decodes it (the HTTP handlers decode the body
     #: they read, with its raw text); False: the Writer decodes it first (in-process writes)
     decoded: bool = False
+    #: the decoded body, when decoding found every Quantity in it canonical already: a
+    #: create of that very object (not a copy, a converted or webhook-mutated one) skips
+    #: the canonical walk unless in-process admission hooks ran on it
+    canonical_body: Any = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,7 +126,8 @@ class Writer:
         builtin.defaults(rt, obj, None)
         if rt.is_custom:
             self.custom_pipeline(rt, obj, ctx)
-        for hook in self.store.admission(rt.gr):
+        hooks = self.store.admission(rt.gr)
+        for hook in hooks:
             hook("CREATE", obj, None)
         if ctx.until_admission:
             return obj
@@ -153,7 +158,8 @@ class Writer:
             causes += crds.validate_crd(obj)
         if causes:
             raise errors.invalid(rt, meta["name"], causes)
-        canonicalize(rt, obj, self.store.minor)  # quantities as kube stores them
+        canonicalize(rt, obj, self.store.minor,  # quantities as kube stores them
+                     decoded_canonical=obj is ctx.canonical_body and not hooks)
         if ctx.manager and ctx.explicit_manager:
             apply.record_update(None, obj, manager=ctx.manager, now=self.store.now(),
                                      schema=rt.schema if rt.is_custom else None)
@@ -170,8 +176,11 @@ class Writer:
         if ctx.decoded or rt.is_custom:
             return obj
         ctx.decoded = True
-        return typed_decode(rt, obj, minor=self.store.minor, validation=ctx.field_validation,
-                            warnings=ctx.warnings)
+        obj, canonical = decode_canonical(rt, obj, minor=self.store.minor,
+                                          validation=ctx.field_validation,
+                                          warnings=ctx.warnings)
+        ctx.canonical_body = obj if canonical else None
+        return obj
 
     def _body(self, rt: ResourceType, obj: Any, namespace: str | None,
               ) -> tuple[dict[str, Any], dict[str, Any], str]:
