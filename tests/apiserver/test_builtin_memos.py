@@ -152,11 +152,19 @@ def test_a_remembered_container_still_has_its_env_name_and_restart_policy_checke
              "Forbidden: may not be set for non-init containers")]
 
 
-# --- fastwalk: a container outside its env is walked once per distinct text -----------------
+# --- fastwalk: a container outside its env, and an env var with a source, walked once per
+# distinct text ---------------------------------------------------------------------------------
 
 _ENV_VARIANTS: list[Any] = [
     [], [{"name": "A", "value": "1"}], [{"name": "A", "value": "2"}],
     [{"name": "P", "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}}],
+    [{"name": "P", "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}},
+     {"name": "A", "value": "1"}, {"name": "P", "valueFrom": {"fieldRef": None}}],
+    [{"name": "M", "valueFrom": {"resourceFieldRef": {"resource": "limits.cpu",
+                                                      "divisor": "1000m"}}}],
+    [{"name": "M", "valueFrom": {"resourceFieldRef": {"resource": "limits.cpu",
+                                                      "divisor": 1}}}],
+    [{"name": "P", "valueFrom": {"fieldReff": {}}}], [{"name": "P", "valueFrom": "x"}],
     [{"name": "A", "value": None}], [{"name": "A", "valuee": "x"}], [{"name": 1}], [None],
     None, "x", {"name": "A"}]
 _REST_VARIANTS: list[dict[str, Any]] = [
@@ -192,7 +200,8 @@ def test_remembered_container_walk_answers_as_the_walk(picks: list[tuple[int, in
         ctr = copy.deepcopy(_REST_VARIANTS[rest_at])
         if env_at < len(_ENV_VARIANTS):
             ctr["env"] = copy.deepcopy(_ENV_VARIANTS[env_at])
-        with patch.object(fastwalk, "_container", lambda value, node: fastwalk.fast(value, node)):
+        with patch.object(fastwalk, "_container", lambda value, node: fastwalk.fast(value, node)), \
+                patch.object(fastwalk, "REPEATED_ITEMS", frozenset()):
             expected = _walk(copy.deepcopy(ctr))
         assert _walk(copy.deepcopy(ctr)) == expected
         assert _walk(copy.deepcopy(ctr)) == expected  # again, from memory when remembered

@@ -54,7 +54,8 @@ from asyncop.apiserver.builtin.knownvalid import EXACT, KnownCounts, memory_key
 from asyncop.apiserver.builtin.quantity import QuantityError, canonical, parse_error
 from asyncop.apiserver.builtin.quantityhook import canonical_quantity
 
-__all__ = ["REPEATED", "Slow", "count_keys", "fast", "quantity_state", "rewritten_seen"]
+__all__ = ["REPEATED", "REPEATED_ITEMS", "Slow", "count_keys", "fast", "quantity_state",
+           "rewritten_seen"]
 
 _dumps = orjson.dumps
 _B64_CANONICAL = re.compile(r"(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?")
@@ -70,6 +71,9 @@ REPEATED = frozenset({
     "v1.EnvVarSource", "[]v1.EnvFromSource", "[]v1.ContainerPort", "[]v1.VolumeMount",
     "[]v1.Volume", "[]v1.Toleration", "v1.Affinity", "v1.PodSecurityContext",
     "[]v1.TopologySpreadConstraint", "[]v1.LocalObjectReference"})
+#: Go types of list items walked once per distinct text when not made of plain fields only
+#: (env vars with a source: `POD_NAME` from `metadata.name` in every replica)
+REPEATED_ITEMS = frozenset({"v1.EnvVar"})
 _CLEAN = KnownCounts()
 
 
@@ -199,6 +203,7 @@ def fast(value: Any, node: Node) -> int:
                     n += _container(item, sub)
                 return n
             simple = sub[4]
+            walk = _remembered if sub[1] in REPEATED_ITEMS else fast
             for item in value:
                 if type(item) is dict:
                     for key, field in item.items():
@@ -215,7 +220,7 @@ def fast(value: Any, node: Node) -> int:
                         continue
                 elif item is None:
                     raise Slow
-                n += fast(item, sub)
+                n += walk(item, sub)
         else:
             for item in value:
                 if item is None:
