@@ -10,6 +10,7 @@ and repeated, and on inputs that differ only where the shortcut's key must tell 
 from __future__ import annotations
 
 import copy
+import uuid
 from typing import Any
 from unittest.mock import patch
 
@@ -404,3 +405,13 @@ async def test_a_quantity_a_mutating_webhook_writes_is_stored_canonically(
                                     json=sent)
             assert code == 201, made
             assert made["spec"]["containers"][0]["resources"]["limits"] == {"memory": "1Gi"}
+
+
+# --- the writer: a new object's uid written without a UUID object -----------------------------
+
+@SETTINGS
+@given(st.one_of(st.integers(0, 2**128 - 1), st.sampled_from([0, 2**128 - 1, 2**64, 2**76])))
+def test_uid_text_is_the_version_4_uuid_of_the_random_bits(bits: int) -> None:
+    # kube: a create's uid is uuid.NewUUID() (random, RFC 4122 variant, version 4); the
+    # server's seeded random bits give the same text as Python's uuid module writes
+    assert writer.uuid4_text(bits) == str(uuid.UUID(int=bits, version=4))
