@@ -11,8 +11,10 @@ place, every Quantity of a built-in object.
 Only the paths where a kind can hold a Quantity are walked: `quantity_tree(node)` prunes the
 compiled Go-type tree (`gotypes`) to them once per node (a Pod: containers' resources, its
 overhead, its status' allocated resources …), so the walk costs a few dict lookups for kinds
-that have none. Invariant: a value that is not a valid Quantity is left as it is (validation
-has refused it already, or it is a dry run of an invalid object); never raises.
+that have none. A body the fast decoding walk found canonical already skips the walk
+(`decoded_canonical`, for the kinds whose defaults keep it so). Invariant: a value that is
+not a valid Quantity is left as it is (validation has refused it already, or it is a dry
+run of an invalid object); never raises.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from asyncop.apiserver.builtin.fields import values_of
 from asyncop.apiserver.builtin.quantity import QUANTITY_JSON, QuantityError, canonical
 from asyncop.apiserver.core.resources import ResourceType
 
-__all__ = ["canonicalize", "quantity_tree"]
+__all__ = ["KEEP_CANONICAL", "canonicalize", "quantity_tree"]
 
 Tree = tuple[str, Any]
 """("q", None) a Quantity; ("s", {field: Tree}) a struct; ("l", Tree) a list; ("m", Tree) a map."""
@@ -56,9 +58,20 @@ def quantity_tree(node: gotypes.Node) -> Tree | None:
     return tree
 
 
-def canonicalize(rt: ResourceType, obj: dict[str, Any], minor: int) -> None:
-    """Rewrite every Quantity of a built-in object into its canonical form, in place."""
-    if rt.is_custom:
+KEEP_CANONICAL = frozenset({
+    ("", "pods"), ("apps", "deployments"), ("apps", "replicasets"), ("apps", "daemonsets"),
+    ("apps", "statefulsets"), ("batch", "jobs"), ("batch", "cronjobs")})
+"""Kinds whose defaulters write no Quantity but copies of decoded ones (a pod's requests
+from its limits) and `poddefaults.resource_list`'s rounded values, in canonical form: a
+body of these decoded with every Quantity canonical is canonical once defaulted."""
+
+
+def canonicalize(rt: ResourceType, obj: dict[str, Any], minor: int, *,
+                 decoded_canonical: bool = False) -> None:
+    """Rewrite every Quantity of a built-in object into its canonical form, in place.
+    `decoded_canonical`: the object is the body the fast decoding walk found canonical,
+    defaulted and nothing else (`KEEP_CANONICAL` kinds then need no walk)."""
+    if rt.is_custom or (decoded_canonical and rt.gr in KEEP_CANONICAL):
         return
     node = gotypes.compiled(minor, rt.group, rt.version, rt.kind)
     if node is None:

@@ -10,7 +10,8 @@ raises on a value of the wrong shape.
 
 from __future__ import annotations
 
-from itertools import repeat
+from itertools import compress, count, repeat
+from operator import is_not
 from typing import Any
 
 from asyncop.apiserver.builtin import quantity, security
@@ -161,8 +162,10 @@ def env(items: list[Any], path: str) -> Causes:
     if not _names_valid(items):
         return _each_var(items, path)
     out: Causes = []
-    for i, source in enumerate(values_of(items, "valueFrom")):
-        if source is not None and isinstance(source, dict):
+    sources = values_of(items, "valueFrom")
+    for i in compress(count(), map(is_not, sources, repeat(None))):  # (found in C)
+        source = sources[i]
+        if isinstance(source, dict):
             out += _value_from(source, f"{path}[{i}].valueFrom",
                                bool(as_str(items[i].get("value"))))
     return out

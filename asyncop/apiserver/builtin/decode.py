@@ -30,7 +30,8 @@ from asyncop.apiserver.builtin.gofmt import go_quote
 from asyncop.apiserver.builtin.quantityhook import canonical_quantity
 from asyncop.apiserver.core.resources import ResourceType
 
-__all__ = ["canonical_quantity", "decode", "decode_patched", "kind_node", "patch_invalid"]
+__all__ = ["canonical_quantity", "decode", "decode_canonical", "decode_patched", "kind_node",
+           "patch_invalid"]
 
 STRICT, WARN, IGNORE = "Strict", "Warn", "Ignore"
 
@@ -51,9 +52,18 @@ def decode(rt: ResourceType, obj: Any, *, minor: int, validation: str,
            yaml_duplicates: list[str] | None = None) -> Any:
     """A create/update body decoded as kube decodes it; returns the object to write (the
     same dict, unless duplicate keys made it parse `raw` again). Raises a 400 BadRequest."""
+    return decode_canonical(rt, obj, minor=minor, validation=validation, warnings=warnings,
+                            raw=raw, yaml_duplicates=yaml_duplicates)[0]
+
+
+def decode_canonical(rt: ResourceType, obj: Any, *, minor: int, validation: str,
+                     warnings: list[str], raw: bytes | None = None,
+                     yaml_duplicates: list[str] | None = None) -> tuple[Any, bool]:
+    """`decode`, and whether every Quantity of the object it returns is known to be in the
+    form `canonical.canonicalize` writes (the fast walk met none it would rewrite)."""
     node = kind_node(rt, minor)
     if node is None or not isinstance(obj, dict):
-        return obj
+        return obj, False
     strict = validation != IGNORE
     out = walker.decode_value(node, obj, strict=strict, raw=raw)
     if out.fatal is not None:
@@ -66,7 +76,7 @@ def decode(rt: ResourceType, obj: Any, *, minor: int, validation: str,
             raise BadRequest(status_body(400, decode_prefix(rt) + "strict decoding error: "
                                          + ", ".join(errors)))
         warnings.extend(errors)
-    return out.obj
+    return out.obj, out.canonical
 
 
 def decode_patched(rt: ResourceType, obj: dict[str, Any], *, minor: int, validation: str,

@@ -13,7 +13,11 @@ The parts of a pod spec that every replica of a workload repeats (`REPEATED`: pr
 resources, ports, mounts, volumes, tolerations, env sources …) are walked once per distinct
 JSON text: a part the walk accepted and left unchanged is remembered (text and node → its
 key count, `knownvalid`'s key rules: no `null`, nothing orjson writes ambiguously) and
-the same text is accepted again at the cost of one encoding.
+the same text is accepted again at the cost of one encoding. A container is remembered
+the same way outside its `env` (`_container`: replicas differ in env values, not in the
+rest), and its env walked every time. A part is remembered only if its quantities are
+canonical already: the walk counts the quantities `canonical.canonicalize` would rewrite
+(`rewritten_seen`), and a body whose walk counted none needs no canonical walk.
 Invariant: `fast` accepts only what Go's decoder accepts.
 """
 
@@ -47,10 +51,11 @@ from asyncop.apiserver.builtin.gotypes import (
 from asyncop.apiserver.builtin.gotypes import INT32_LIMIT as _I32
 from asyncop.apiserver.builtin.gotypes import INT64_LIMIT as _I64
 from asyncop.apiserver.builtin.knownvalid import EXACT, KnownCounts, memory_key
-from asyncop.apiserver.builtin.quantity import parse_error
+from asyncop.apiserver.builtin.quantity import QuantityError, canonical, parse_error
 from asyncop.apiserver.builtin.quantityhook import canonical_quantity
 
-__all__ = ["REPEATED", "Slow", "count_keys", "fast"]
+__all__ = ["REPEATED", "REPEATED_ITEMS", "Slow", "count_keys", "fast", "quantity_state",
+           "rewritten_seen"]
 
 _dumps = orjson.dumps
 _B64_CANONICAL = re.compile(r"(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?")
@@ -66,6 +71,9 @@ REPEATED = frozenset({
     "v1.EnvVarSource", "[]v1.EnvFromSource", "[]v1.ContainerPort", "[]v1.VolumeMount",
     "[]v1.Volume", "[]v1.Toleration", "v1.Affinity", "v1.PodSecurityContext",
     "[]v1.TopologySpreadConstraint", "[]v1.LocalObjectReference"})
+#: Go types of list items walked once per distinct text when not made of plain fields only
+#: (env vars with a source: `POD_NAME` from `metadata.name` in every replica)
+REPEATED_ITEMS = frozenset({"v1.EnvVar"})
 _CLEAN = KnownCounts()
 
 
@@ -79,10 +87,47 @@ def _remembered(value: Any, node: Node) -> int:
     key = (text, id(node))
     n = _CLEAN.get(key)
     if n is None:
+        rewritten = _REWRITTEN[0]
         n = fast(value, node)
-        if memory_key(value, id(node)) == key:  # rememberable, and unchanged by the walk
+        # rememberable, unchanged by the walk, and its quantities canonical already
+        if memory_key(value, id(node)) == key and _REWRITTEN[0] == rewritten:
             _CLEAN.remember(key, n)
     return n
+
+
+_CONTAINERS = KnownCounts()
+
+
+def _container(value: Any, node: Node) -> int:
+    """`fast(value, node)` for a container (`v1.Container`): its fields other than `env`
+    answered from memory when a container with the same text outside env was walked
+    before and left unchanged (replicas repeat their containers; env values differ), its
+    env walked every time."""
+    if type(value) is not dict:
+        return fast(value, node)
+    try:
+        text = _dumps({k: v for k, v in value.items() if k != "env"}, option=EXACT)
+    except TypeError:
+        return fast(value, node)
+    key = (text, id(node))
+    n = _CONTAINERS.get(key)
+    if n is not None:
+        env = value.get("env", _ABSENT)
+        if env is _ABSENT:
+            return n
+        if type(env) is list:
+            return n + 1 + fast(env, node[2]["env"])  # the "env" key and its items
+        return fast(value, node)  # (a null env: the walk drops it)
+    rewritten = _REWRITTEN[0]
+    n = fast(value, node)
+    rest = {k: v for k, v in value.items() if k != "env"}
+    # rememberable, unchanged by the walk, its quantities canonical (as `_remembered`)
+    if memory_key(rest, id(node)) == key and _REWRITTEN[0] == rewritten:
+        _CONTAINERS.remember(key, fast(rest, node))  # walking it again counts its keys
+    return n
+
+
+_ABSENT = object()
 
 
 def fast(value: Any, node: Node) -> int:
@@ -153,7 +198,12 @@ def fast(value: Any, node: Node) -> int:
             for i, item in enumerate(value):
                 value[i] = _fast_quantity(item)
         elif st == STRUCT:  # items made of plain fields only are checked right here
+            if sub[1] == "v1.Container":
+                for item in value:
+                    n += _container(item, sub)
+                return n
             simple = sub[4]
+            walk = _remembered if sub[1] in REPEATED_ITEMS else fast
             for item in value:
                 if type(item) is dict:
                     for key, field in item.items():
@@ -170,7 +220,7 @@ def fast(value: Any, node: Node) -> int:
                         continue
                 elif item is None:
                     raise Slow
-                n += fast(item, sub)
+                n += walk(item, sub)
         else:
             for item in value:
                 if item is None:
@@ -227,17 +277,40 @@ def fast(value: Any, node: Node) -> int:
     return 0
 
 
+INVALID, STABLE, REWRITTEN = 0, 1, 2
+
+
 @functools.lru_cache(maxsize=4096)
-def _valid_quantity(text: str) -> bool:
-    """Quantities repeat (`100m`, `128Mi`): kube's parse check, memoised."""
-    return parse_error(text.strip()) is None
+def quantity_state(text: str) -> int:
+    """Quantities repeat (`100m`, `128Mi`): kube's parse check, memoised, and whether
+    `canonical.canonicalize` would leave the text as it is (STABLE: already canonical, or
+    a form it cannot write) or rewrite it (REWRITTEN: `1024Mi`, `0.5`)."""
+    if parse_error(text.strip()) is not None:
+        return INVALID
+    try:
+        return STABLE if canonical(text) == text else REWRITTEN
+    except QuantityError:
+        return STABLE
+
+
+_REWRITTEN = [0]  # quantities the walk accepted that canonicalize would rewrite (a count)
+
+
+def rewritten_seen() -> int:
+    """How many accepted quantities `canonicalize` would rewrite the walk has met so far
+    (compare before and after a walk: equal means every quantity it met is canonical)."""
+    return _REWRITTEN[0]
 
 
 def _fast_quantity(value: Any) -> Any:
     if type(value) is str:
-        if _valid_quantity(value):
+        state = quantity_state(value)
+        if state:
+            if state == REWRITTEN:
+                _REWRITTEN[0] += 1
             return canonical_quantity(value)
     elif type(value) is int or type(value) is float:
+        _REWRITTEN[0] += 1  # (a number is written as a string)
         return canonical_quantity(value)
     raise Slow
 

@@ -26,6 +26,7 @@ from asyncop.apiserver.builtin.checks import (
     is_qualified_name,
 )
 from asyncop.apiserver.builtin.gofmt import go_quote, go_value
+from asyncop.apiserver.builtin.knownvalid import remembers_valid
 from asyncop.apiserver.core.errors import cause
 
 Obj = dict[str, Any]
@@ -147,9 +148,11 @@ def label_name(name: str, path: str) -> Causes:
     return each(path, name, is_qualified_name(name))
 
 
+@remembers_valid
 def labels(value: Any, path: str) -> Causes:
     """ValidateLabels: every key a qualified name, every value a label value (kube walks a Go
-    map in random order; here keys are sorted)."""
+    map in random order; here keys are sorted). Workloads repeat their labels (template,
+    selector): a valid set is remembered (`knownvalid`)."""
     out: Causes = []
     for key, val in sorted(as_dict(value).items()):
         out += label_name(str(key), path)

@@ -11,7 +11,8 @@ every time, so every message and path is the rule's own; only "no causes" is rem
 `KnownValid` is that set for callers that split their rules themselves (`podspec`: a spec
 outside its containers; `containers`: a container outside its env, lists of env names);
 `KnownCounts` remembers what the decoding walk answered for a part it left unchanged
-(`fastwalk`).
+(`fastwalk`), `KnownAnswers` what any pure function answered (`pods`: the QoS class of a
+pod's resources).
 
 Invariants: the key is the exact JSON text orjson writes for the value (dict order
 included, `1` and `1.0` and `true` distinct), which identifies a decoded JSON value —
@@ -36,12 +37,14 @@ import orjson
 
 from asyncop.api import StatusCause
 
-__all__ = ["EXACT", "KnownCounts", "KnownValid", "memory_key", "remembers_valid"]
+__all__ = ["EXACT", "KnownAnswers", "KnownCounts", "KnownValid", "memory_key",
+           "remembers_valid"]
 
 MAX_ENTRIES = 1024
 MAX_KEY_BYTES = 2048
 
 F = TypeVar("F", bound=Callable[..., list[StatusCause]])
+V = TypeVar("V")
 
 
 def memory_key(value: Any, context: Hashable = ()) -> Hashable | None:
@@ -71,14 +74,21 @@ class KnownValid(set[Hashable]):
         self.add(key)
 
 
-class KnownCounts(dict[Hashable, int]):
-    """Keys of inputs a decoding walk accepted unchanged, with what it answered (the
-    number of object keys it walked), bounded as `KnownValid`."""
+class KnownAnswers(dict[Hashable, V]):
+    """Keys of inputs with what a pure function answered for them, bounded as
+    `KnownValid`."""
 
-    def remember(self, key: Hashable, count: int) -> None:
+    def remember(self, key: Hashable | None, answer: V) -> None:
+        if key is None:
+            return
         if len(self) >= MAX_ENTRIES:
             self.clear()
-        self[key] = count
+        self[key] = answer
+
+
+class KnownCounts(KnownAnswers[int]):
+    """Keys of inputs a decoding walk accepted unchanged, with what it answered (the
+    number of object keys it walked)."""
 
 
 def remembers_valid(fn: F) -> F:

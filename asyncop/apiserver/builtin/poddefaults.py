@@ -106,27 +106,35 @@ def _downward_items(items: Any) -> None:
             field_ref.setdefault("apiVersion", "v1")
 
 
+_MODED_SOURCES = frozenset({"secret", "configMap", "downwardAPI", "projected"})
+
+
 def volume_defaults(volume: Obj) -> None:
-    if not sources_of(volume):
+    """A volume's defaults, visiting only the sources it sets (`volumes.sources_of`: its
+    object-valued source fields; what is not an object has no defaults)."""
+    found = sources_of(volume)
+    if not found:
         volume["emptyDir"] = {}
-    for key in ("secret", "configMap", "downwardAPI", "projected"):
-        source = volume.get(key)
-        if isinstance(source, dict):
+        return
+    for key in found:
+        source = volume[key]
+        if key in _MODED_SOURCES:
             source.setdefault("defaultMode", _MODE_0644)
-    host_path = volume.get("hostPath")
-    if isinstance(host_path, dict):
-        host_path.setdefault("type", "")
-    _downward_items(as_dict(volume.get("downwardAPI")).get("items"))
-    for source in as_list(as_dict(volume.get("projected")).get("sources")):
-        source = as_dict(source)
-        token = source.get("serviceAccountToken")
-        if isinstance(token, dict):
-            token.setdefault("expirationSeconds", 3600)
-        _downward_items(as_dict(source.get("downwardAPI")).get("items"))
-    claim = as_dict(as_dict(volume.get("ephemeral")).get("volumeClaimTemplate"))
-    claim_spec = claim.get("spec")
-    if isinstance(claim_spec, dict):
-        claim_spec.setdefault("volumeMode", "Filesystem")
+            if key == "downwardAPI":
+                _downward_items(source.get("items"))
+            elif key == "projected":
+                for item in as_list(source.get("sources")):
+                    item = as_dict(item)
+                    token = item.get("serviceAccountToken")
+                    if isinstance(token, dict):
+                        token.setdefault("expirationSeconds", 3600)
+                    _downward_items(as_dict(item.get("downwardAPI")).get("items"))
+        elif key == "hostPath":
+            source.setdefault("type", "")
+        elif key == "ephemeral":
+            claim_spec = as_dict(source.get("volumeClaimTemplate")).get("spec")
+            if isinstance(claim_spec, dict):
+                claim_spec.setdefault("volumeMode", "Filesystem")
 
 
 def pod_spec_defaults(spec: Obj) -> None:

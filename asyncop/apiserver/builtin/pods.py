@@ -38,6 +38,7 @@ from asyncop.apiserver.builtin.fields import (
     required,
     spec_of,
 )
+from asyncop.apiserver.builtin.knownvalid import KnownAnswers, memory_key
 from asyncop.apiserver.builtin.poddefaults import pod_defaults, pod_spec_defaults
 from asyncop.apiserver.builtin.podspec import pod_spec
 
@@ -74,14 +75,33 @@ def _admit(spec: Obj) -> None:
         spec["tolerations"] = (tolerations or []) + added
 
 
+_QOS_KNOWN: KnownAnswers[str] = KnownAnswers()
+_QOS_LISTS = ("containers", "initContainers")
+
+
 def qos_class(spec: Obj) -> str:
     """ComputePodQOS: Guaranteed when every container limits cpu and memory and requests
     equal limits, BestEffort without any cpu/memory request or limit, else Burstable.
-    Sums are exact, in nano units (`quantity.nanos_of`)."""
+    Sums are exact, in nano units (`quantity.nanos_of`). The class depends on nothing but
+    the containers' and init containers' `resources`, which replicas repeat: it is
+    remembered by their JSON text (`knownvalid`)."""
+    key = memory_key([[ctr.get("resources") if isinstance(ctr, dict) else None
+                       for ctr in as_list(spec.get(lists))] for lists in _QOS_LISTS])
+    if key is not None:
+        known = _QOS_KNOWN.get(key)
+        if known is not None:
+            return known
+    answer = computed_qos_class(spec)
+    _QOS_KNOWN.remember(key, answer)
+    return answer
+
+
+def computed_qos_class(spec: Obj) -> str:
+    """`qos_class`, computed."""
     requests: dict[str, int | Fraction] = {}
     limits: dict[str, int | Fraction] = {}
     guaranteed = True
-    for key in ("containers", "initContainers"):
+    for key in _QOS_LISTS:
         for ctr in as_list(spec.get(key)):
             resources = ctr.get("resources") if isinstance(ctr, dict) else None
             if not isinstance(resources, dict):

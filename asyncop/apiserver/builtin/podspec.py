@@ -48,21 +48,37 @@ _IP_MSG = "must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)"
 _MAX_INT32 = 2**31 - 1
 
 
+_REGULAR_VALID = KnownValid()
+
+
 def _containers(items: list[Any], path: str, vols: dict[str, Obj], grace: int | None,
                 host_users: bool) -> Causes:
-    """validateContainers."""
+    """validateContainers. A container whose fields other than `env` passed
+    validateContainerCommon and the probe and lifecycle rules before, with the same volumes
+    to mount, hostUsers and grace period (`knownvalid`), has only its env validated."""
     if not items:
         return [required(path)]
     out: Causes = []
     names: set[str] = set()
+    mountable = tuple(vols)
     for i, ctr in enumerate(items):
         ctr, at = as_dict(ctr), f"{path}[{i}]"
-        out += containers.container_common(ctr, at, vols, host_users=host_users)
+        key = memory_key({k: v for k, v in ctr.items() if k != "env"},
+                         (mountable, host_users, grace))
+        if key in _REGULAR_VALID:  # only its env can hold an error
+            common = containers.env(as_list(ctr["env"]), f"{at}.env") if "env" in ctr else []
+            probe_causes: Causes = []
+        else:
+            common = containers.container_common(ctr, at, vols, host_users=host_users)
+            probe_causes = probes.container_probes(ctr, at, grace)
+            if not common and not probe_causes:
+                _REGULAR_VALID.remember(key)
+        out += common
         name = as_str(ctr.get("name"))
         if name in names:
             out.append(duplicate(f"{at}.name", name))
         names.add(name)
-        out += probes.container_probes(ctr, at, grace)
+        out += probe_causes
         if ctr.get("restartPolicy") is not None:
             out.append(forbidden(f"{at}.restartPolicy", "may not be set for non-init containers"))
     return out + _host_port_conflicts([as_dict(c) for c in items], path)

@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from asyncop.apiserver.builtin import dupkeys, gotypes
-from asyncop.apiserver.builtin.fastwalk import Slow, count_keys, fast
+from asyncop.apiserver.builtin.fastwalk import Slow, count_keys, fast, rewritten_seen
 from asyncop.apiserver.builtin.goerrors import (
     base64_error,
     json_kind,
@@ -61,6 +61,9 @@ class Outcome:
     obj: dict[str, Any]
     fatal: str | None = None
     strict: list[str] = field(default_factory=list)
+    #: every Quantity of `obj` is in the form `canonical.canonicalize` writes (known only
+    #: when the fast walk decoded it: False says nothing)
+    canonical: bool = False
 
 
 def decode_value(node: Node, obj: dict[str, Any], *, strict: bool,
@@ -70,13 +73,14 @@ def decode_value(node: Node, obj: dict[str, Any], *, strict: bool,
     `strict`: collect strict errors (fieldValidation Strict or Warn); `raw`: the JSON text
     `obj` was parsed from, when there is one — used to find duplicate keys (counted against
     the keys walked) and the literal text of numbers in error messages."""
+    rewritten = rewritten_seen()
     try:
         keys = fast(obj, node)
     except Slow:
         pass
     else:
         if raw is None or not strict or not _more_keys(raw, keys):
-            return Outcome(obj)
+            return Outcome(obj, canonical=rewritten_seen() == rewritten)
     out = _Full(strict).run(obj, node)
     if raw is not None and (strict or out.float_error):
         if strict and _more_keys(raw, out.keys):

@@ -12,7 +12,7 @@ from typing import Any
 
 from aiohttp import web
 
-from asyncop.apiserver.builtin.decode import decode as typed_decode
+from asyncop.apiserver.builtin.decode import decode_canonical
 from asyncop.apiserver.core import errors, paths
 from asyncop.apiserver.core.resources import ResourceType
 from asyncop.apiserver.http import listing, patching, sharding
@@ -236,10 +236,12 @@ class ObjectRoutes:
             return body
         is_yaml = content_type in YAML_TYPES
         json_raw = None if is_yaml or content_type.endswith("protobuf") else raw
-        body = typed_decode(rt, body, minor=self.store.minor, validation=ctx.field_validation,
-                            warnings=ctx.warnings, raw=json_raw,
-                            yaml_duplicates=yaml_duplicates)
+        body, canonical = decode_canonical(rt, body, minor=self.store.minor,
+                                           validation=ctx.field_validation,
+                                           warnings=ctx.warnings, raw=json_raw,
+                                           yaml_duplicates=yaml_duplicates)
         ctx.decoded = True
+        ctx.canonical_body = body if canonical else None
         return body
 
     async def create(self, request: web.Request, t: Target) -> web.Response:

@@ -34,6 +34,8 @@ from typing import Any
 
 import orjson
 
+_dumps = orjson.dumps
+
 WINDOW = 1024
 """Values a path sees before it decides whether sharing pays there: whether the bytes its
 repeats saved outweigh what its tables' entries for values seen once cost (a string's entry
@@ -76,9 +78,13 @@ class _Path:
         self.seen += 1
         self.gain += gain
         if self.seen >= self.window:
-            self.on = self.gain >= 0
-            self.seen = self.gain = 0
-            self.window = WINDOW
+            self.decide()
+
+    def decide(self) -> None:
+        """The end of a window: keep sharing only if it paid."""
+        self.on = self.gain >= 0
+        self.seen = self.gain = 0
+        self.window = WINDOW
 
     def skip(self) -> None:
         """One value not looked up (sharing is off here): probe again after `OFF_SPAN`."""
@@ -116,35 +122,75 @@ class Compactor:
     def _inside(self, value: dict[str, Any] | list[Any], node: _Path, depth: int,
                 old: Any) -> None:
         """Share the children of a dict or list (in place); `old`: the same place in the
-        previous version, if any."""
+        previous version, if any. `_one`'s cases for strings and containers are inlined in
+        the dict loop (about forty children per Pod), with `_Path.count` and `skip`."""
         strings = self._strings
         if isinstance(value, dict):
             children = node.children
             olds = old if type(old) is dict else None
+            shapes = self._shapes
+            canonical = self._canonical
             for name, item in value.items():
                 child = children.get(name)
                 if child is None:
                     child = node.child(name)
-                was = olds.get(name) if olds is not None else None
-                if type(item) is str:  # _one's first case, inlined: most values are strings
+                kind = type(item)
+                if kind is str:
                     if child.on:
                         found = strings.get(item)
                         if found is None:
                             strings[item] = item
-                        elif found is not item:
-                            value[name] = found
-                        if found is None:
-                            child.count(-50)
-                        elif found is not was:  # a repeat, not the old version's own value
-                            child.count(49 + len(item))
+                            gain = -50
+                        else:
+                            if found is not item:
+                                value[name] = found
+                            if olds is not None and found is olds.get(name):
+                                continue  # the old version's own value: not counted
+                            gain = 49 + len(item)
+                        child.seen += 1  # child.count(gain), inlined
+                        child.gain += gain
+                        if child.seen >= child.window:
+                            child.decide()
                     else:  # child.skip(), inlined
                         child.seen += 1
                         if child.seen >= OFF_SPAN:
                             child.probe()
                     continue
-                new = self._one(item, child, depth, was)
-                if new is not item:
-                    value[name] = new
+                if kind is not dict and kind is not list:
+                    continue  # int, float, bool, None: small, immutable
+                if id(item) in canonical:
+                    continue
+                was = olds.get(name) if olds is not None else None
+                if child.on:
+                    try:
+                        text = _dumps(item)
+                    except TypeError:  # not JSON (no stored object is; stay safe)
+                        continue
+                    found = shapes.get(text)
+                    if found is None:
+                        gain = -100 - len(text)
+                    elif found is not was:
+                        gain = 5 * len(text)
+                    else:
+                        gain = 0
+                    if found is None or found is not was:
+                        child.seen += 1  # child.count(gain), inlined
+                        child.gain += gain
+                        if child.seen >= child.window:
+                            child.decide()
+                    if found is not None:
+                        if found is not item:
+                            value[name] = found
+                        continue
+                    # a copy of the right size: orjson's own result keeps a 4 KiB buffer
+                    shapes[bytes(memoryview(text))] = item
+                    canonical.add(id(item))
+                else:  # child.skip(), inlined
+                    child.seen += 1
+                    if child.seen >= OFF_SPAN:
+                        child.probe()
+                if depth < MAX_DEPTH:
+                    self._inside(item, child, depth + 1, was)
         else:
             child = node.child("[]")
             if not child.on and depth >= MAX_DEPTH:  # nothing to look up nor look into

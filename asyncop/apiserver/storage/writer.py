@@ -13,14 +13,13 @@ every check passed; dry runs never commit.
 
 from __future__ import annotations
 
-import uuid
 from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
 from asyncop.apiserver import builtin
 from asyncop.apiserver.builtin.canonical import canonicalize
-from asyncop.apiserver.builtin.decode import decode as typed_decode
+from asyncop.apiserver.builtin.decode import decode_canonical
 from asyncop.apiserver.core import crds, errors, eventsv1
 from asyncop.apiserver.core.objectmeta import (
     check_field_types,
@@ -45,6 +44,17 @@ if TYPE_CHECKING:
 POD_GR = ("", "pods")
 IMMORTAL_NAMESPACES = ("default", "kube-system", "kube-public")
 BOOTSTRAP_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
+
+
+_UUID_CLEAR = ~((0xC000 << 48) | (0xF000 << 64))
+_UUID_SET = (0x8000 << 48) | (4 << 76)
+
+
+def uuid4_text(bits: int) -> str:
+    """`str(uuid.UUID(int=bits, version=4))` (the RFC 4122 variant and version 4 bits set),
+    without building the UUID object: a create makes one."""
+    h = "%032x" % (bits & _UUID_CLEAR | _UUID_SET)
+    return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
 
 
 @dataclass(slots=True)
@@ -72,6 +82,10 @@ class WriteContext:
     #: the body was already decoded as kube decodes it (the HTTP handlers decode the body
     #: they read, with its raw text); False: the Writer decodes it first (in-process writes)
     decoded: bool = False
+    #: the decoded body, when decoding found every Quantity in it canonical already: a
+    #: create of that very object (not a copy, a converted or webhook-mutated one) skips
+    #: the canonical walk unless in-process admission hooks ran on it
+    canonical_body: Any = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,13 +136,14 @@ class Writer:
         builtin.defaults(rt, obj, None)
         if rt.is_custom:
             self.custom_pipeline(rt, obj, ctx)
-        for hook in self.store.admission(rt.gr):
+        hooks = self.store.admission(rt.gr)
+        for hook in hooks:
             hook("CREATE", obj, None)
         if ctx.until_admission:
             return obj
         storage_rt = self.store.registry.storage_type(rt.gr) or rt
         obj["apiVersion"] = storage_rt.api_version
-        meta["uid"] = ctx.uid or str(uuid.UUID(int=self.store.rng.getrandbits(128), version=4))
+        meta["uid"] = ctx.uid or uuid4_text(self.store.rng.getrandbits(128))
         meta["creationTimestamp"] = self.store.now()
         if self.store.registry.tracks_generation(rt):
             meta["generation"] = 1
@@ -153,7 +168,8 @@ class Writer:
             causes += crds.validate_crd(obj)
         if causes:
             raise errors.invalid(rt, meta["name"], causes)
-        canonicalize(rt, obj, self.store.minor)  # quantities as kube stores them
+        canonicalize(rt, obj, self.store.minor,  # quantities as kube stores them
+                     decoded_canonical=obj is ctx.canonical_body and not hooks)
         if ctx.manager and ctx.explicit_manager:
             apply.record_update(None, obj, manager=ctx.manager, now=self.store.now(),
                                      schema=rt.schema if rt.is_custom else None)
@@ -170,8 +186,11 @@ class Writer:
         if ctx.decoded or rt.is_custom:
             return obj
         ctx.decoded = True
-        return typed_decode(rt, obj, minor=self.store.minor, validation=ctx.field_validation,
-                            warnings=ctx.warnings)
+        obj, canonical = decode_canonical(rt, obj, minor=self.store.minor,
+                                          validation=ctx.field_validation,
+                                          warnings=ctx.warnings)
+        ctx.canonical_body = obj if canonical else None
+        return obj
 
     def _body(self, rt: ResourceType, obj: Any, namespace: str | None,
               ) -> tuple[dict[str, Any], dict[str, Any], str]:

@@ -1,0 +1,417 @@
+"""More shortcuts of built-in writes, each pinned against the rule it stands for.
+
+`tests/apiserver/test_builtin_fastpaths.py` holds the first ones; these are the answers
+remembered across writes (a pod's QoS class by its containers' resources) and the walks
+that take a shortcut on parts replicas repeat (the typed decode of a container outside its
+env). Each test compares the shortcut with the full computation on the same input, first
+and repeated, and on inputs that differ only where the shortcut's key must tell them apart.
+"""
+
+from __future__ import annotations
+
+import copy
+import uuid
+from typing import Any
+from unittest.mock import patch
+
+import aiohttp
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from asyncop.api import ApiError
+from asyncop.apiserver import ApiServer
+from asyncop.apiserver.builtin import (
+    decode,
+    fastwalk,
+    fields,
+    gotypes,
+    poddefaults,
+    pods,
+    quantity,
+    volumes,
+)
+from asyncop.apiserver.storage import writer
+from asyncop.webhook import AdmissionRequest, WebhookServer
+from tests.apiserver import httpkit
+from tests.apiserver.httpkit import call
+from tests.apiserver.podkit import (
+    causes,
+    container,
+    create,
+    deployment,
+    new_store,
+    pod,
+    rejected,
+    rt_of,
+)
+
+http = httpkit.http
+SETTINGS = settings(max_examples=300, deadline=None, derandomize=True, database=None)
+
+_QUANTITIES: st.SearchStrategy[Any] = st.sampled_from([
+    "100m", "0.1", "1", "1.0", "0", "-1", "1Gi", "1024Mi", "1e3", "abc", "",
+    1, 1.0, 0, -1, 0.5, True, None])
+_RESOURCE_LIST: st.SearchStrategy[Any] = st.one_of(
+    st.dictionaries(st.sampled_from(["cpu", "memory", "example.com/gpu"]), _QUANTITIES,
+                    max_size=3),
+    st.sampled_from([None, "cpu", [], 1]))
+_RESOURCES = st.one_of(
+    st.fixed_dictionaries({}, optional={"requests": _RESOURCE_LIST, "limits": _RESOURCE_LIST}),
+    st.sampled_from([None, "x", []]))
+_CONTAINER = st.one_of(st.fixed_dictionaries({"name": st.just("c")},
+                                             optional={"resources": _RESOURCES}),
+                       st.sampled_from([None, "c", 1]))
+_SPEC = st.fixed_dictionaries({}, optional={
+    "containers": st.one_of(st.lists(_CONTAINER, max_size=3), st.just("x")),
+    "initContainers": st.lists(_CONTAINER, max_size=2)})
+
+
+@SETTINGS
+@given(_SPEC)
+def test_remembered_qos_class_is_the_computed_one(spec: dict[str, Any]) -> None:
+    # kube: ComputePodQOS (pkg/apis/core/helper/qos), remembered by the resources' JSON text
+    expected = pods.computed_qos_class(copy.deepcopy(spec))
+    assert pods.qos_class(spec) == expected
+    assert pods.qos_class(spec) == expected  # a second time: from memory when rememberable
+
+
+def test_qos_class_tells_apart_resources_that_only_look_alike() -> None:
+    # kube: ComputePodQOS — limits equal to requests only when the quantities are equal
+    def spec(requests: Any, limits: Any) -> dict[str, Any]:
+        return {"containers": [{"name": "c", "resources": {"requests": requests,
+                                                            "limits": limits}}]}
+    guaranteed = spec({"cpu": "1", "memory": "1Gi"}, {"cpu": "1", "memory": "1Gi"})
+    assert pods.qos_class(guaranteed) == "Guaranteed"
+    for requests in ({"cpu": "1", "memory": "1G"}, {"cpu": "1", "memory": 1}):
+        assert pods.qos_class(spec(requests, {"cpu": "1", "memory": "1Gi"})) == "Burstable"
+    assert pods.qos_class(spec({"cpu": 1, "memory": 1.0}, {"cpu": 1, "memory": 1.0})) == \
+        "Guaranteed"
+    # a bool is no quantity: no cpu limit, so not Guaranteed (the same text with 1 is)
+    same = {"cpu": True, "memory": "1Gi"}
+    assert pods.qos_class(spec(same, same)) == "Burstable"
+    same = {"cpu": 1, "memory": "1Gi"}
+    assert pods.qos_class(spec(same, same)) == "Guaranteed"
+    # an init container's resources count as a container's do
+    with_init = {**guaranteed, "initContainers": [{"name": "i", "resources": {}}]}
+    assert pods.qos_class(with_init) == "Burstable"
+
+
+_LABEL_TEXT = st.one_of(st.sampled_from(["app", "tier", "example.com/app", "a" * 63, "a" * 64,
+                                         "-x", "x_y", "web", ""]),
+                        st.text(alphabet="az09-._/", max_size=8))
+
+
+@SETTINGS
+@given(st.one_of(st.dictionaries(_LABEL_TEXT, st.one_of(_LABEL_TEXT, st.sampled_from([1, None])),
+                                 max_size=3),
+                 st.sampled_from([None, "app", [], 1])))
+def test_remembered_labels_answer_as_the_rule(value: Any) -> None:
+    # kube: ValidateLabels (apimachinery pkg/apis/meta/v1/validation), remembered when valid
+    rule = fields.labels.__wrapped__  # type: ignore[attr-defined]
+    expected = rule(copy.deepcopy(value), "metadata.labels")
+    assert fields.labels(value, "metadata.labels") == expected
+    assert fields.labels(value, "metadata.labels") == expected  # again: from memory if valid
+    # the path is the caller's: a remembered set answers [] wherever it is, and an invalid
+    # one is validated again with the new path
+    assert fields.labels(value, "spec.selector") == rule(value, "spec.selector")
+
+
+# --- a remembered container: only its env, its name's uniqueness and restartPolicy again -------
+
+def test_a_remembered_container_is_checked_against_its_pods_grace_period() -> None:
+    # kube: validateSleepAction (pkg/apis/core/validation) — a preStop sleep lasts at most the
+    # pod's terminationGracePeriodSeconds; the same container is valid with 30 s, not with 10
+    store = new_store()
+    ctr = container(lifecycle={"preStop": {"sleep": {"seconds": 20}}})
+    create(store, pod(containers=[ctr], terminationGracePeriodSeconds=30))
+    create(store, pod(containers=[ctr], terminationGracePeriodSeconds=30))  # from memory
+    status = rejected(store, pod(containers=[ctr], terminationGracePeriodSeconds=10))
+    assert causes(status) == [(
+        "spec.containers[0].lifecycle.preStop.sleep",
+        "Invalid value: 20: must be non-negative and less than terminationGracePeriodSeconds "
+        "(10)")]
+
+
+def test_a_remembered_container_still_has_its_env_name_and_restart_policy_checked() -> None:
+    # kube: validateContainers — names unique across the pod's containers, restartPolicy only
+    # on init containers; ValidateEnv on every var, whatever the rest of the container
+    store = new_store()
+    ctr = container(env=[{"name": "A", "value": "1"}])
+    create(store, pod(containers=[ctr]))
+    assert causes(rejected(store, pod(containers=[ctr, ctr]))) == [
+        ("spec.containers[1].name", 'Duplicate value: "c"')]
+    bad_env = {**ctr, "env": [{"name": "A=B", "value": "1"}]}
+    assert causes(rejected(store, pod(containers=[bad_env]))) == [
+        ("spec.containers[0].env[0].name", "Invalid value: \"A=B\": a valid environment "
+         "variable name must consist only of printable ASCII characters other than '='")]
+    sidecar_policy = {**ctr, "restartPolicy": "Always"}
+    create(store, pod(initContainers=[{**sidecar_policy, "name": "i"}], containers=[ctr]))
+    for _ in range(2):  # the second time, from memory
+        assert causes(rejected(store, pod(containers=[sidecar_policy]))) == [
+            ("spec.containers[0].restartPolicy",
+             "Forbidden: may not be set for non-init containers")]
+
+
+# --- fastwalk: a container outside its env, and an env var with a source, walked once per
+# distinct text ---------------------------------------------------------------------------------
+
+_ENV_VARIANTS: list[Any] = [
+    [], [{"name": "A", "value": "1"}], [{"name": "A", "value": "2"}],
+    [{"name": "P", "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}}],
+    [{"name": "P", "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}},
+     {"name": "A", "value": "1"}, {"name": "P", "valueFrom": {"fieldRef": None}}],
+    [{"name": "M", "valueFrom": {"resourceFieldRef": {"resource": "limits.cpu",
+                                                      "divisor": "1000m"}}}],
+    [{"name": "M", "valueFrom": {"resourceFieldRef": {"resource": "limits.cpu",
+                                                      "divisor": 1}}}],
+    [{"name": "P", "valueFrom": {"fieldReff": {}}}], [{"name": "P", "valueFrom": "x"}],
+    [{"name": "A", "value": None}], [{"name": "A", "valuee": "x"}], [{"name": 1}], [None],
+    None, "x", {"name": "A"}]
+_REST_VARIANTS: list[dict[str, Any]] = [
+    {"name": "c", "image": "nginx"},
+    {"name": "c", "image": "nginx", "resources": {"limits": {"cpu": "1"}}},
+    {"name": "c", "image": "nginx", "resources": {"limits": {"cpu": 1}}},
+    {"name": "c", "image": "nginx", "ports": [{"containerPort": 80}]},
+    {"name": "c", "image": "nginx", "imagee": "typo"},
+    {"name": "c", "image": "nginx", "tty": None}]
+
+
+def _walk(ctr: Any) -> tuple[Any, Any]:
+    """What the fast walk answers for a pod with this container: its key count or Slow, and
+    the container as the walk left it."""
+    node = gotypes.compiled(33, "", "v1", "Pod")
+    assert node is not None
+    body = {"spec": {"containers": [ctr]}}
+    try:
+        answer: Any = fastwalk.fast(body, node)
+    except fastwalk.Slow:
+        answer = "slow"
+    return answer, body
+
+
+@SETTINGS
+@given(st.lists(st.tuples(st.sampled_from(range(len(_REST_VARIANTS))),
+                          st.sampled_from(range(len(_ENV_VARIANTS) + 1))), min_size=1,
+                max_size=6))
+def test_remembered_container_walk_answers_as_the_walk(picks: list[tuple[int, int]]) -> None:
+    # kube: the JSON decode into v1.Container (unknown fields, types, nulls dropped); the
+    # memory of a container outside env must give the walk's own answer and key count
+    for rest_at, env_at in picks:
+        ctr = copy.deepcopy(_REST_VARIANTS[rest_at])
+        if env_at < len(_ENV_VARIANTS):
+            ctr["env"] = copy.deepcopy(_ENV_VARIANTS[env_at])
+        with patch.object(fastwalk, "_container", lambda value, node: fastwalk.fast(value, node)), \
+                patch.object(fastwalk, "REPEATED_ITEMS", frozenset()):
+            expected = _walk(copy.deepcopy(ctr))
+        assert _walk(copy.deepcopy(ctr)) == expected
+        assert _walk(copy.deepcopy(ctr)) == expected  # again, from memory when remembered
+
+
+def test_a_container_changed_by_the_walk_is_not_remembered() -> None:
+    # kube: null fields are Go zero values (dropped here): a container with one is walked
+    # every time, so its count always includes the dropped key
+    ctr: dict[str, Any] = {"name": "c", "image": "nginx", "tty": None, "env": []}
+    first, second = _walk(copy.deepcopy(ctr)), _walk(copy.deepcopy(ctr))
+    assert first == second and first[0] == 6  # spec, containers, its 4 keys: tty counted
+    assert first[1]["spec"]["containers"][0] == {"name": "c", "image": "nginx", "env": []}
+
+
+# --- poddefaults: a volume's defaults visit only the sources it sets --------------------------
+
+def _volume_defaults_each(volume: dict[str, Any]) -> None:
+    """kube's volume defaulters one by one (SetDefaults_Volume, _SecretVolumeSource,
+    _ConfigMapVolumeSource, _DownwardAPIVolumeSource, _ProjectedVolumeSource,
+    _HostPathVolumeSource, _ServiceAccountTokenProjection, _PersistentVolumeClaimSpec, the
+    fieldRef apiVersion), each asking the volume for its own field."""
+    def downward(items: Any) -> None:
+        for item in items if isinstance(items, list) else []:
+            ref = item.get("fieldRef") if isinstance(item, dict) else None
+            if isinstance(ref, dict) and ref:
+                ref.setdefault("apiVersion", "v1")
+
+    def obj(value: Any) -> dict[str, Any]:
+        return value if isinstance(value, dict) else {}
+
+    if not volumes.sources_of(volume):
+        volume["emptyDir"] = {}
+    for key in ("secret", "configMap", "downwardAPI", "projected"):
+        if isinstance(volume.get(key), dict):
+            volume[key].setdefault("defaultMode", 420)
+    if isinstance(volume.get("hostPath"), dict):
+        volume["hostPath"].setdefault("type", "")
+    downward(obj(volume.get("downwardAPI")).get("items"))
+    sources = obj(volume.get("projected")).get("sources")
+    for source in sources if isinstance(sources, list) else []:
+        source = obj(source)
+        if isinstance(source.get("serviceAccountToken"), dict):
+            source["serviceAccountToken"].setdefault("expirationSeconds", 3600)
+        downward(obj(source.get("downwardAPI")).get("items"))
+    claim_spec = obj(obj(volume.get("ephemeral")).get("volumeClaimTemplate")).get("spec")
+    if isinstance(claim_spec, dict):
+        claim_spec.setdefault("volumeMode", "Filesystem")
+
+
+_ITEMS: st.SearchStrategy[Any] = st.sampled_from([
+    [{"path": "n", "fieldRef": {"fieldPath": "metadata.name"}}], [], None, "x", [None],
+    [{"path": "p", "fieldRef": {}}]])
+_SOURCE: st.SearchStrategy[Any] = st.one_of(
+    st.fixed_dictionaries({}, optional={"defaultMode": st.just(256), "items": _ITEMS,
+                                        "type": st.just("Directory"), "name": st.just("x")}),
+    st.sampled_from([None, "x", 1, []]))
+_PROJECTED: st.SearchStrategy[Any] = st.one_of(_SOURCE, st.fixed_dictionaries({"sources": st.one_of(
+    st.lists(st.one_of(st.fixed_dictionaries({}, optional={
+        "serviceAccountToken": st.one_of(_SOURCE, st.just({"expirationSeconds": 600})),
+        "downwardAPI": _SOURCE}), st.sampled_from([None, "x"])), max_size=2),
+    st.sampled_from([None, "x"]))}))
+_CLAIM: st.SearchStrategy[Any] = st.fixed_dictionaries(
+    {"spec": st.one_of(_SOURCE, st.just({}))})
+_EPHEMERAL: st.SearchStrategy[Any] = st.one_of(
+    _SOURCE, st.fixed_dictionaries({"volumeClaimTemplate": st.one_of(_SOURCE, _CLAIM)}))
+
+
+@SETTINGS
+@given(st.fixed_dictionaries({"name": st.just("v")}, optional={
+    "secret": _SOURCE, "configMap": _SOURCE, "downwardAPI": _SOURCE, "hostPath": _SOURCE,
+    "emptyDir": _SOURCE, "nfs": _SOURCE, "projected": _PROJECTED, "ephemeral": _EPHEMERAL}))
+def test_volume_defaults_visiting_its_sources_match_the_defaulters(volume: Any) -> None:
+    # kube: SetDefaults_Volume and the volume sources' defaulters (pkg/apis/core/v1)
+    expected = copy.deepcopy(volume)
+    _volume_defaults_each(expected)
+    poddefaults.volume_defaults(volume)
+    assert volume == expected
+
+
+def test_env_sources_are_found_at_their_indexes_among_plain_vars() -> None:
+    # kube: validateEnvVarValueFrom, called for each var with a valueFrom (ValidateEnv); the
+    # vars with a source are picked out of the plain ones, each cause at its own index
+    store = new_store()
+    env: list[Any] = [{"name": f"V{i}", "value": "x"} for i in range(6)]
+    env[0] = {"name": "OK", "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}}
+    env[3] = {"name": "EMPTY", "valueFrom": {}}
+    env[5] = {"name": "BOTH", "value": "x", "valueFrom": {"secretKeyRef": {"name": "s",
+                                                                          "key": "k"}}}
+    assert causes(rejected(store, pod(containers=[container(env=env)]))) == [
+        ("spec.containers[0].env[3].valueFrom", 'Invalid value: "": must specify one of: '
+         "`fieldRef`, `resourceFieldRef`, `configMapKeyRef` or `secretKeyRef`"),
+        ("spec.containers[0].env[5].valueFrom", 'Invalid value: "": may not be specified '
+         "when `value` is not empty")]
+
+
+# --- canonical: a body decoded with every Quantity canonical skips the canonical walk ---------
+
+_Q_TEXTS = ["100m", "0.1", "1", "1.0", "1Gi", "1024Mi", "1000Mi", "1e3", "1k", "500m", "0.5",
+            "128974848", "129e6", "129M", "123Mi", "5G", "1.5Gi", " 1Gi", "0", "-1"]
+
+
+@SETTINGS
+@given(st.one_of(st.sampled_from(_Q_TEXTS), st.text(alphabet="0123456789.eEkMGTPmunKi+-",
+                                                    min_size=1, max_size=8)))
+def test_rounded_default_quantities_are_canonical(text: str) -> None:
+    # kube: SetDefaults_ResourceList rounds up to milli and the result is serialised by
+    # resource.Quantity's MarshalJSON: what the default writes needs no canonical walk
+    rounded = quantity.milli_rounded(text)
+    if rounded is not None:
+        assert quantity.canonical(rounded) == rounded
+    if fastwalk.quantity_state(text) == fastwalk.STABLE:
+        try:
+            assert quantity.canonical(text) == text
+        except quantity.QuantityError:
+            pass  # canonicalize leaves what it cannot write as it is
+
+
+_Q_OR_NUMBER = st.one_of(st.sampled_from(_Q_TEXTS), st.sampled_from([1, 0.5, 2048]))
+
+
+@SETTINGS
+@given(limits=st.dictionaries(st.sampled_from(["cpu", "memory"]), _Q_OR_NUMBER, max_size=2),
+       requests=st.dictionaries(st.sampled_from(["cpu", "memory"]), _Q_OR_NUMBER, max_size=2),
+       divisor=st.one_of(st.none(), _Q_OR_NUMBER), size=st.one_of(st.none(), _Q_OR_NUMBER),
+       kind=st.sampled_from(["pod", "deployment"]), hook=st.booleans())
+def test_skipping_the_canonical_walk_stores_what_the_walk_stores(
+        limits: dict[str, Any], requests: dict[str, Any], divisor: Any, size: Any, kind: str,
+        hook: bool) -> None:
+    # kube: resource.Quantity's MarshalJSON on every Quantity of a stored object; the same
+    # body is stored identically whether the walk ran (decode_canonical disabled) or not,
+    # the second time from the decode's memories of containers and parts
+    env: list[Any] = [{"name": "A", "value": "a"}]
+    if divisor is not None:
+        env.append({"name": "M", "valueFrom": {"resourceFieldRef": {
+            "resource": "limits.memory", "divisor": divisor}}})
+    volumes = [{"name": "d", "emptyDir": {} if size is None else {"sizeLimit": size}}]
+    ctr = container(env=env, resources={"limits": limits, "requests": requests})
+    spec: dict[str, Any] = {"containers": [ctr], "volumes": volumes}
+    body = pod(**spec) if kind == "pod" else deployment(template={
+        "metadata": {"labels": {"app": "web"}}, "spec": spec})
+
+    def stored(skip: bool) -> Any:
+        store = new_store()
+        if hook:  # an in-process admission hook that writes a non-canonical quantity
+            def admit(operation: str, obj: dict[str, Any], old: Any) -> None:
+                specs = obj["spec"] if kind == "pod" else obj["spec"]["template"]["spec"]
+                specs["containers"][0]["resources"].setdefault("limits", {})["x/y"] = "1024Mi"
+            store.add_admission(rt_of(store, body).gr, admit)
+        answers = []
+        for i in range(2):
+            named = copy.deepcopy(body)
+            named["metadata"]["name"] = f"same-{i}"
+            if skip:
+                made = create(store, named)
+            else:
+                with patch.object(writer, "decode_canonical", _never_canonical):
+                    made = create(store, named)
+            made["metadata"].pop("uid")
+            answers.append(made)
+        return answers
+
+    try:
+        expected = stored(skip=False)
+    except ApiError as exc:  # refused either way, with the same status
+        with pytest.raises(ApiError) as again:
+            stored(skip=True)
+        assert again.value.status == exc.status
+        return
+    assert stored(skip=True) == expected
+
+
+def _never_canonical(*args: Any, **kwargs: Any) -> tuple[Any, bool]:
+    return decode.decode_canonical(*args, **kwargs)[0], False
+
+
+async def test_a_quantity_a_mutating_webhook_writes_is_stored_canonically(
+        apiserver_no_sim: ApiServer, http: aiohttp.ClientSession) -> None:
+    # kube: mutating admission runs on the decoded object and the result is serialised by
+    # resource.Quantity's MarshalJSON: a webhook's `1024Mi` is stored as `1Gi` although the
+    # body as sent was canonical (its decode would have let the canonical walk be skipped)
+    server = WebhookServer()
+
+    async def limit(req: AdmissionRequest) -> dict[str, Any] | None:
+        obj = copy.deepcopy(req.object or {})
+        obj["spec"]["containers"][0]["resources"] = {"limits": {"memory": "1024Mi"}}
+        return obj
+
+    server.mutating("/limit", limit)
+    base = apiserver_no_sim.url
+    async with server:
+        code, body = await call(http, "POST", base + "/apis/admissionregistration.k8s.io/v1/"
+                                "mutatingwebhookconfigurations", json=server.mutating_configuration(
+            "limit", [{"name": "limit.example.com", "path": "/limit", "rules": [{
+                "operations": ["CREATE"], "apiGroups": [""], "apiVersions": ["v1"],
+                "resources": ["pods"]}]}]))
+        assert code == 201, body
+        for name in ("m-0", "m-1"):  # the second body from the decode's memories
+            sent = pod(name, containers=[container(resources={"limits": {"memory": "1Gi"}})])
+            code, made = await call(http, "POST", base + "/api/v1/namespaces/default/pods",
+                                    json=sent)
+            assert code == 201, made
+            assert made["spec"]["containers"][0]["resources"]["limits"] == {"memory": "1Gi"}
+
+
+# --- the writer: a new object's uid written without a UUID object -----------------------------
+
+@SETTINGS
+@given(st.one_of(st.integers(0, 2**128 - 1), st.sampled_from([0, 2**128 - 1, 2**64, 2**76])))
+def test_uid_text_is_the_version_4_uuid_of_the_random_bits(bits: int) -> None:
+    # kube: a create's uid is uuid.NewUUID() (random, RFC 4122 variant, version 4); the
+    # server's seeded random bits give the same text as Python's uuid module writes
+    assert writer.uuid4_text(bits) == str(uuid.UUID(int=bits, version=4))
