@@ -129,10 +129,12 @@ def write_kubeconfig(path: Path, server: str) -> Path:
 
 def test_unreachable_server(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     with socket.socket() as sock:
+        # bound but not listening: connections are refused, and no other process (tests run
+        # in parallel) can start listening there meanwhile
         sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]  # closed again below: nothing listens there
-    cfg = write_kubeconfig(tmp_path / "config", f"http://127.0.0.1:{port}")
-    assert main(["run", "--kubeconfig", str(cfg), "--controllers", "podlogger"]) == 2
+        port = sock.getsockname()[1]
+        cfg = write_kubeconfig(tmp_path / "config", f"http://127.0.0.1:{port}")
+        assert main(["run", "--kubeconfig", str(cfg), "--controllers", "podlogger"]) == 2
     line = one_error_line(capsys.readouterr().err)
     assert "cannot reach the API server" in line
 

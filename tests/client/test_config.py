@@ -56,10 +56,11 @@ def clean_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
     return home
 
 
-async def test_explicit_url_wins_over_everything(clean_env: Path, tmp_path: Path) -> None:
+async def test_explicit_url_wins_over_everything(
+        clean_env: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     kc = kubeconfig(tmp_path / "kc", current="a", contexts={"a": ("c", "u")},
                     clusters={"c": {"server": "https://a:6443"}}, users={"u": {"token": "t"}})
-    os.environ["KUBECONFIG"] = str(kc)
+    monkeypatch.setenv("KUBECONFIG", str(kc))
     cfg = await load_config(url="http://127.0.0.1:1234/")
     assert cfg.host == "http://127.0.0.1:1234"
     assert cfg.token is None
@@ -83,7 +84,8 @@ async def test_kubeconfig_flag_token_namespace_and_context(clean_env: Path, tmp_
                                                                     "team-b", False)
 
 
-async def test_kubeconfig_env_merges_first_file_wins(clean_env: Path, tmp_path: Path) -> None:
+async def test_kubeconfig_env_merges_first_file_wins(
+        clean_env: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     first = kubeconfig(tmp_path / "one", current=None, contexts={"shared": ("c1", "u1")},
                        clusters={"c1": {"server": "https://one"}}, users={"u1": {"token": "1"}})
     second = kubeconfig(
@@ -93,7 +95,7 @@ async def test_kubeconfig_env_merges_first_file_wins(clean_env: Path, tmp_path: 
         users={"u2": {"token": "2"}},
     )
     missing = tmp_path / "missing"
-    os.environ["KUBECONFIG"] = os.pathsep.join([str(missing), str(first), str(second)])
+    monkeypatch.setenv("KUBECONFIG", os.pathsep.join([str(missing), str(first), str(second)]))
     cfg = await load_config()
     # current-context comes from the second file (the first has none); the context
     # "shared" and cluster "c1" from the first file, which defined them first.
@@ -111,11 +113,12 @@ async def test_home_kubeconfig_used_when_no_env(clean_env: Path) -> None:
     assert "config" in cfg.source
 
 
-async def test_kubeconfig_env_set_skips_home(clean_env: Path, tmp_path: Path) -> None:
+async def test_kubeconfig_env_set_skips_home(
+        clean_env: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     (clean_env / ".kube").mkdir()
     kubeconfig(clean_env / ".kube" / "config", current="x", contexts={"x": ("c", "u")},
                clusters={"c": {"server": "http://home:8080"}}, users={"u": {}})
-    os.environ["KUBECONFIG"] = str(tmp_path / "nope")
+    monkeypatch.setenv("KUBECONFIG", str(tmp_path / "nope"))
     with pytest.raises(ConfigError) as err:
         await load_config()
     assert "KUBECONFIG=" in str(err.value)

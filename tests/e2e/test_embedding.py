@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import importlib.util
+import sys
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -20,10 +21,17 @@ EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "aiohttp_embedding.
 
 
 def load_example() -> ModuleType:
+    """The example as a module, its bytecode not cached: an examples/__pycache__ created in
+    the checkout would change it while test_tutorial, on another worker, checks that it is
+    untouched."""
     spec = importlib.util.spec_from_file_location("aiohttp_embedding", EXAMPLE)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    dont_write, sys.dont_write_bytecode = sys.dont_write_bytecode, True
+    try:
+        spec.loader.exec_module(module)
+    finally:
+        sys.dont_write_bytecode = dont_write
     return module
 
 

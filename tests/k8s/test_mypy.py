@@ -4,17 +4,23 @@ mypy reports (a wrong field type, a wire name as a keyword, `| None` ignored, a 
 resource is constructed without apiVersion.
 
 The mypy cache lives in the temp directory across runs (the first run reads the generated
-modules, about 10 s on this project's machine; later runs take well under a second).
+modules, about 10 s on this project's machine; later runs take well under a second), one per
+checkout: suites of other checkouts running at the same time keep their own.
 """
 
 from __future__ import annotations
 
+import hashlib
 import re
 import sys
 import tempfile
 from pathlib import Path
 
 from mypy import api
+
+ROOT = Path(__file__).resolve().parents[2]
+CACHE = Path(tempfile.gettempdir()) / (
+    "asyncop-mypy-k8s-cache-" + hashlib.sha256(str(ROOT).encode()).hexdigest()[:12])
 
 SNIPPET = '''\
 from __future__ import annotations
@@ -71,10 +77,9 @@ EXPECTED = [
 def test_asyncop_k8s_type_checks_under_mypy_strict(tmp_path: Path) -> None:
     path = tmp_path / "snippet.py"
     path.write_text(SNIPPET)
-    cache = Path(tempfile.gettempdir()) / "asyncop-mypy-k8s-cache"
     limit = sys.getrecursionlimit()  # mypy raises it for the whole process; keep ours
     try:
-        out, err, _ = api.run(["--strict", "--no-error-summary", "--cache-dir", str(cache),
+        out, err, _ = api.run(["--strict", "--no-error-summary", "--cache-dir", str(CACHE),
                                str(path)])
     finally:
         sys.setrecursionlimit(limit)

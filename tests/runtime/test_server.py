@@ -67,17 +67,25 @@ async def test_same_address_serves_everything_and_zero_disables() -> None:
 
 
 async def test_one_listener_when_addresses_are_equal() -> None:
+    import errno
     import socket
 
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-    addr = f"127.0.0.1:{port}"
-    server = ProbeServer(
-        health=Health(), exposition=lambda: b"up 1.0\n", metrics_bind_address=addr,
-        health_probe_bind_address=addr,
-    )
-    await server.start()
+    for attempt in range(5):  # a port free a moment ago; another process may take it first
+        with socket.socket() as sock:
+            sock.bind(("127.0.0.1", 0))
+            port = sock.getsockname()[1]
+        addr = f"127.0.0.1:{port}"
+        server = ProbeServer(
+            health=Health(), exposition=lambda: b"up 1.0\n", metrics_bind_address=addr,
+            health_probe_bind_address=addr,
+        )
+        try:
+            await server.start()
+            break
+        except OSError as exc:
+            await server.stop()
+            if exc.errno != errno.EADDRINUSE or attempt == 4:
+                raise
     try:
         assert server.metrics_port == server.health_port == port
         async with aiohttp.ClientSession() as s:
