@@ -22,8 +22,10 @@ restarted without state) stays held by our observation until `lease_duration` af
 change: its holder, unable to renew, works on until its renew deadline, so taking it sooner
 would let two replicas reconcile its keys at once.
 
-On `stop()`, every held shard is drained and released and the member Lease is deleted, so
-the others rebalance on their next round rather than after `lease_duration`. Invariant: this
+On `stop()`, every held shard is drained and released (all at once) and the member Lease is
+deleted, so the others rebalance on their next round rather than after `lease_duration`; when
+the API server cannot be reached, stop ends after one request's retries and leaves the Leases
+to expire. Invariant: this
 replica reconciles a key only while it holds the Lease of the key's shard (renewed within
 `renew_deadline < lease_duration`, so an expired Lease another replica may take is never
 still in use here); every timer goes through the Clock.
@@ -183,9 +185,16 @@ class ShardManager:
             task.cancel()
         await asyncio.gather(*self._handing_over.values(), return_exceptions=True)
         self._handing_over.clear()
-        for shard in sorted(self.scope.held):
-            with contextlib.suppress(ApiError, TransportError):
-                await self._hand_over(shard)
+        # All at once: drains overlap, and an unreachable API server costs one retry cycle,
+        # not one per held shard (a SIGTERM must end within the pod's grace period).
+        results = await asyncio.gather(*(self._hand_over(s) for s in sorted(self.scope.held)),
+                                       return_exceptions=True)
+        for result in results:
+            if isinstance(result, BaseException) and not isinstance(
+                    result, ApiError | TransportError):
+                raise result
+        if any(isinstance(r, TransportError) for r in results):
+            return  # unreachable: the member Lease expires like the shards' Leases
         with contextlib.suppress(ApiError, TransportError):
             await self.client.delete(LEASE, member_lease_name(self.config.name, self.identity),
                                      namespace=self.config.namespace)

@@ -7,6 +7,7 @@ reconciled by two replicas at once.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 
 import pytest
@@ -15,7 +16,8 @@ from asyncop.api.kinds import LEASE
 from asyncop.apiserver import ApiServer
 from asyncop.client import Client, ClientConfig
 from asyncop.runtime.sharding import ShardingConfig, ShardManager, shard_lease_name
-from asyncop.testing import FakeClock
+from asyncop.testing import FakeClock, advance_until
+from asyncop.testing.chaos.links import Link
 
 SHARDS = 16
 
@@ -87,6 +89,34 @@ async def test_a_joining_replica_gets_its_share_by_hand_over(client: Client) -> 
     await rounds(clock, [a, b, c], 4)
     assert owned(a, b, c) == [5, 5, 6]
     assert a.handovers + b.handovers - before == len(c.scope.held)  # moved: c's share only
+
+
+async def test_a_replica_cut_off_from_the_server_stops_after_one_retry_cycle(
+    apiserver_no_sim: ApiServer,
+) -> None:
+    """SIGTERM while the API server cannot be reached: the shards' releases fail together,
+    after one request's retries (a PUT with a resourceVersion is retried 5 times, at most
+    0.2 + 0.4 + 0.8 + 1.6 + 3.2 = 6.2 s), not one retry cycle per held shard (16 of them,
+    at least 16 x 3.1 s one after the other), and the member Lease is not tried at all: a
+    pod must exit within its grace period (30 s by default)."""
+    clock = FakeClock()
+    link = Link(apiserver_no_sim.port)
+    await link.start()
+    try:
+        async with Client(ClientConfig(host=f"http://127.0.0.1:{link.port}"),
+                          clock=clock) as c:
+            a = manager(c, clock, "a")
+            await rounds(clock, [a], 3)
+            assert len(a.scope.held) == SHARDS
+            link.cut()
+            stopping = asyncio.create_task(a.stop())
+            took = await advance_until(clock, stopping.done, within=120.0, step=0.25,
+                                       interval=0.05, message="the stop")
+            await stopping
+    finally:
+        await link.close()
+    assert a.scope.held == set() and a.handovers == 0  # nothing was released
+    assert took <= 10.0, took
 
 
 async def test_a_crashed_replica_is_replaced_after_the_lease_duration(client: Client) -> None:
