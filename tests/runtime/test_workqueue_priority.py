@@ -14,15 +14,7 @@ import pytest
 
 from asyncop.runtime.workqueue import LOW_PRIORITY, WorkQueue
 from asyncop.testing import FakeClock
-
-
-async def drain_now(q: WorkQueue[str]) -> list[str]:
-    out = []
-    while len(q):
-        key = await q.get()
-        out.append(key)
-        q.done(key)
-    return out
+from tests.runtime.test_workqueue import drain_now
 
 
 def test_low_priority_is_controller_runtimes() -> None:
