@@ -146,7 +146,9 @@ async def test_a_key_handed_over_while_queued_is_dropped() -> None:
         await asyncio.sleep(0)
         release.set()
         assert await drained is True  # the in-flight reconcile finished first
-        await asyncio.sleep(0.01)
+        queue = ctrl.queue
+        assert queue is not None
+        await eventually(lambda: len(queue) == 0 and queue.processing == 0, timeout=5)
     assert seen == ["first"]  # "second" was never reconciled here
     assert ctrl.queue is not None
 
