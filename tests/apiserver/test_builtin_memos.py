@@ -28,7 +28,9 @@ from asyncop.apiserver.builtin import (
     gotypes,
     poddefaults,
     pods,
+    podspec,
     quantity,
+    specmemo,
     volumes,
 )
 from asyncop.apiserver.storage import writer
@@ -415,3 +417,182 @@ def test_uid_text_is_the_version_4_uuid_of_the_random_bits(bits: int) -> None:
     # kube: a create's uid is uuid.NewUUID() (random, RFC 4122 variant, version 4); the
     # server's seeded random bits give the same text as Python's uuid module writes
     assert writer.uuid4_text(bits) == str(uuid.UUID(int=bits, version=4))
+
+
+# --- a whole pod spec remembered by its skeleton (env reduced to names and sourced vars) -------
+
+_FIELD_SOURCE = {"fieldRef": {"fieldPath": "metadata.name"}}
+_ENV_MSG = ("Invalid value: \"A=B\": a valid environment variable name must consist only of "
+            "printable ASCII characters other than '='")
+
+
+def _env(value: str) -> list[Any]:
+    """Ten plain vars whose values differ per replica, and one var with a source."""
+    return [{"name": f"V{k}", "value": f"{value}-{k}"} for k in range(10)] + [
+        {"name": "POD_NAME", "valueFrom": copy.deepcopy(_FIELD_SOURCE)}]
+
+
+def _replica(value: str, **spec: Any) -> dict[str, Any]:
+    return pod(containers=[container(env=_env(value))],
+               initContainers=[container(name="init", env=_env(value))], **spec)
+
+
+def test_a_remembered_spec_still_refuses_what_its_env_and_init_containers_break() -> None:
+    # kube: ValidateEnv and validateEnvVarValueFrom (pkg/apis/core/validation) on every var of
+    # every container; validateInitContainers. A replica that differs from a valid one only in
+    # its plain vars' values is valid; one that differs in anything a rule reads is refused
+    # with kube's own message, however many valid replicas came before
+    store = new_store()
+    for value in ("a", "b", "c"):  # the second and third from memory
+        create(store, _replica(value))
+
+    def broken(change: Any) -> dict[str, Any]:
+        obj = _replica("d")
+        change(obj["spec"])
+        return obj
+
+    def rename(spec: dict[str, Any]) -> None:  # one plain var's name made invalid
+        spec["containers"][0]["env"][3]["name"] = "A=B"
+    assert causes(rejected(store, broken(rename))) == [
+        ("spec.containers[0].env[3].name", _ENV_MSG)]
+
+    def empty_source(spec: dict[str, Any]) -> None:  # a plain var gains `valueFrom: {}`
+        spec["containers"][0]["env"][2]["valueFrom"] = {}
+    assert causes(rejected(store, broken(empty_source))) == [
+        ("spec.containers[0].env[2].valueFrom", 'Invalid value: "": must specify one of: '
+         "`fieldRef`, `resourceFieldRef`, `configMapKeyRef` or `secretKeyRef`")]
+
+    def with_value(spec: dict[str, Any]) -> None:  # the sourced var gains a value
+        spec["containers"][0]["env"][10]["value"] = "x"
+    assert causes(rejected(store, broken(with_value))) == [
+        ("spec.containers[0].env[10].valueFrom", 'Invalid value: "": may not be specified '
+         "when `value` is not empty")]
+
+    def init_env(spec: dict[str, Any]) -> None:  # the same, in the init container
+        spec["initContainers"][0]["env"][0]["name"] = "A=B"
+    assert causes(rejected(store, broken(init_env))) == [
+        ("spec.initContainers[0].env[0].name", _ENV_MSG)]
+
+    def init_policy(spec: dict[str, Any]) -> None:  # an init container outside its env
+        spec["initContainers"][0]["restartPolicy"] = "Never"
+    assert causes(rejected(store, broken(init_policy))) == [
+        ("spec.initContainers[0].restartPolicy",
+         'Unsupported value: "Never": supported values: "Always"')]
+
+    def init_name(spec: dict[str, Any]) -> None:  # a name shared across the two lists
+        spec["initContainers"][0]["name"] = "c"
+    assert causes(rejected(store, broken(init_name))) == [
+        ("spec.initContainers[0].name", 'Duplicate value: "c"')]
+    create(store, _replica("e"))  # and the valid shape is still answered valid
+
+
+def test_a_remembered_template_spec_refuses_the_same_in_a_deployment() -> None:
+    # kube: ValidatePodTemplateSpec (pkg/apis/core/validation) through
+    # ValidateDeploymentSpec (pkg/apis/apps/validation): the template's pod spec is
+    # validated as a pod's, its causes under spec.template.spec
+    store = new_store()
+
+    def replica(value: str) -> dict[str, Any]:
+        obj = deployment()
+        obj["spec"]["template"]["spec"]["containers"][0]["env"] = _env(value)
+        return obj
+    for value in ("a", "b"):
+        create(store, replica(value))
+    obj = replica("c")
+    obj["spec"]["template"]["spec"]["containers"][0]["env"][10]["valueFrom"] = {
+        **_FIELD_SOURCE, "secretKeyRef": {"name": "s", "key": "k"}}
+    assert causes(rejected(store, obj)) == [
+        ("spec.template.spec.containers[0].env[10].valueFrom", 'Invalid value: "": may not '
+         "have more than one field specified at a time")]
+
+
+def test_a_spec_remembered_in_a_template_is_validated_again_as_a_pods() -> None:
+    # kube: validatePodMetadataAndSpec (pkg/apis/core/validation) adds rules for Pods that
+    # templates do not have: an image with surrounding whitespace is a valid template
+    store = new_store()
+    spaced = container(image="nginx:1.27 ")
+    obj = deployment()
+    obj["spec"]["template"]["spec"]["containers"] = [spaced]
+    create(store, obj)
+    assert causes(rejected(store, pod(containers=[spaced]))) == [
+        ("spec.containers[0].image",
+         'Invalid value: "nginx:1.27 ": must not have leading or trailing whitespace')]
+
+
+_NAMES = st.sampled_from(["A", "B", "POD_NAME", "A=B", "", 1, None, {"name": "A"}])
+_SOURCES = st.sampled_from([{}, None, "x", _FIELD_SOURCE,
+                            {**_FIELD_SOURCE, "configMapKeyRef": {"name": "c", "key": "k"}},
+                            {"secretKeyRef": {"name": "s", "key": "k"}},
+                            {"fieldRef": {"fieldPath": "spec.nope"}}])
+_VARS = st.one_of(
+    st.fixed_dictionaries({"name": _NAMES}, optional={
+        "value": st.sampled_from(["", "x", "y", 1]), "valueFrom": _SOURCES}),
+    st.sampled_from(["A", 1, None, []]))
+_SPEC_ENVS = st.lists(st.one_of(st.lists(_VARS, max_size=4), st.sampled_from([None, "x"])),
+                      min_size=2, max_size=2)
+
+
+@SETTINGS
+@given(_SPEC_ENVS, st.booleans())
+def test_a_remembered_spec_answers_as_the_full_rules_whatever_the_env(
+        envs: list[Any], is_pod: bool) -> None:
+    # kube: ValidatePodSpec (pkg/apis/core/validation). Whatever the env of a container and
+    # an init container, `pod_spec` answers what the full rules answer, before and after a
+    # spec of the same skeleton (its plain vars' values changed) was answered, and the
+    # twin is valid exactly when the variant is: the values the skeleton drops decide nothing
+    def spec(container_env: Any, init_env: Any) -> dict[str, Any]:
+        made = {"containers": [container(env=container_env)],
+                "initContainers": [container(name="i", env=init_env)]}
+        poddefaults.pod_spec_defaults(made)
+        return made
+
+    def full(value: dict[str, Any]) -> list[Any]:
+        out = podspec._pod_spec(copy.deepcopy(value), "spec", is_pod=is_pod,
+                                strict_node_values=True)
+        return out + (pods._pod_only(value) if is_pod else [])
+
+    def answer(value: dict[str, Any]) -> list[Any]:
+        return podspec.pod_spec(value, "spec", is_pod=is_pod,
+                                pod_rules=pods._pod_only if is_pod else None)
+
+    envs = copy.deepcopy(envs)  # (defaults fill the sampled sources)
+    variant = spec(*envs)
+    # the same skeleton with other plain values: valid when the variant is, and remembered
+    twin = spec(*[[{**v, "value": "other"} if isinstance(v, dict) and "valueFrom" not in v
+                   else v for v in env] if isinstance(env, list) else env for env in envs])
+    assert specmemo.skeleton_key(twin, ()) == specmemo.skeleton_key(variant, ()) or \
+        specmemo.skeleton_key(variant, ()) is None
+    expected = full(variant)
+    assert answer(twin) == full(twin)
+    assert (answer(twin) == []) == (expected == [])  # the skeleton decides validity
+    assert answer(variant) == expected
+    assert answer(variant) == expected  # again, from memory when it was valid
+
+
+def test_skeletons_tell_apart_what_the_env_rules_read() -> None:
+    # kube: ValidateEnv reads a var's name, its valueFrom and, with a source, its value; a
+    # plain var's value is read by no rule — the skeleton drops it and keeps the rest apart
+    def key(*env: Any) -> Any:
+        return specmemo.skeleton_key({"containers": [{"name": "c", "env": list(env)}]}, ())
+    plain = {"name": "A", "value": "1"}
+    sourced = {"name": "A", "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}}
+    assert key(plain) == key({**plain, "value": "2"}) == key({"name": "A"})
+    assert key(sourced) != key({**sourced, "value": "1"})
+    assert key(plain) != key({**plain, "valueFrom": {}}) != key({**plain, "valueFrom": None})
+    # a sourced var's position decides only where a cause is reported, not whether
+    assert key(plain, sourced) == key(sourced, plain) != key(sourced, sourced)
+    assert key({"name": {"name": "A", "valueFrom": _FIELD_SOURCE}}) != key(sourced)  # not a name
+    assert key("A") is None and key(1) is None  # a var that is not an object: no key
+
+    class Var(dict[str, Any]):
+        pass
+    assert key(Var(plain)) is None
+    big = [{"name": f"V{'x' * 200}{k}"} for k in range(100)]
+    assert key(*big) is None  # over MAX_SPEC_KEY_BYTES: neither looked up nor kept
+    assert specmemo.skeleton_key([], ()) is None
+    known = specmemo.KnownSpecs()
+    known.remember(key({"name": "null"}))  # a text with `null` is never remembered
+    assert not known
+    for k in range(specmemo.MAX_SPECS + 1):
+        known.remember(key({"name": f"V{k}"}))
+    assert len(known) <= specmemo.MAX_SPECS  # bounded

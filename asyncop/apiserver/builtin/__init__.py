@@ -26,9 +26,10 @@ spec every workload embeds is shared: `poddefaults` (its defaults), `podspec`
 (apimachinery's string checks), `netutils` (IPs and CIDRs) and `gofmt` (Go's printing of
 values), with kube's messages; `knownvalid` remembers the parts replicas repeat that were
 found valid (or decoded unchanged) — probes, resources, volumes, a container outside its
-env, label sets, a pod's QoS class — so a repeated part costs one lookup, and a body decoded
-with every Quantity canonical skips the canonical walk (`canonical`). Decoding is `decode`
-(over `gotypes`, `walker`, `goerrors`, `dupkeys`, `unstructured`, `applycheck`). CRDs and
+env, label sets, a pod's QoS class, a whole pod spec but its env values (`specmemo`) — so
+a repeated part costs one lookup, and a body decoded with every Quantity canonical skips
+the canonical walk (`canonical`). Decoding is `decode` (over `gotypes`, `walker`,
+`goerrors`, `dupkeys`, `unstructured`, `applycheck`). CRDs and
 webhook configurations keep their rules in `core` (`crds`, `webhookconfig`) and are
 dispatched from here. Invariants: defaults fill only absent fields; validators never raise
 on a value of the wrong shape and never mutate `old` (a Job's validation on create fills

@@ -12,7 +12,8 @@ every time, so every message and path is the rule's own; only "no causes" is rem
 outside its containers; `containers`: a container outside its env, lists of env names);
 `KnownCounts` remembers what the decoding walk answered for a part it left unchanged
 (`fastwalk`), `KnownAnswers` what any pure function answered (`pods`: the QoS class of a
-pod's resources).
+pod's resources). A whole pod spec is remembered the same way by its skeleton
+(`specmemo`: env reduced to what the rules read), with a larger bound of its own.
 
 Invariants: the key is the exact JSON text orjson writes for the value (dict order
 included, `1` and `1.0` and `true` distinct), which identifies a decoded JSON value —

@@ -148,8 +148,8 @@ def _pod_defaults(obj: Obj, old: Obj | None) -> None:
 
 def _pod(obj: Obj, old: Obj | None) -> list[StatusCause]:
     spec = as_dict(obj.get("spec"))
-    out = pod_spec(spec, "spec", is_pod=True, strict_node_values=old is None)
-    out += _pod_only(spec)
+    out = pod_spec(spec, "spec", is_pod=True, strict_node_values=old is None,
+                   pod_rules=_pod_only)
     if old is None:
         if as_list(spec.get("ephemeralContainers")):
             out.append(forbidden("spec.ephemeralContainers", "cannot be set on create"))
@@ -161,7 +161,9 @@ def _pod(obj: Obj, old: Obj | None) -> list[StatusCause]:
 
 
 def _pod_only(spec: Obj) -> Causes:
-    """validatePodMetadataAndSpec's additions for Pods (not templates)."""
+    """validatePodMetadataAndSpec's additions for Pods (not templates). A pure function of
+    the spec's serviceAccountName, volumes and images: `pod_spec` remembers it with the
+    spec's own rules (`specmemo`)."""
     out: Causes = []
     if not as_str(spec.get("serviceAccountName")):
         for vi, volume in enumerate(as_list(spec.get("volumes"))):

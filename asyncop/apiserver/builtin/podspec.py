@@ -15,6 +15,7 @@ Invariant: pure; never raises on a value of the wrong shape.
 from __future__ import annotations
 
 import ipaddress
+from collections.abc import Callable
 from typing import Any
 
 from asyncop.apiserver.builtin import containers, probes, scheduling, security, volumes
@@ -41,6 +42,7 @@ from asyncop.apiserver.builtin.fields import (
     required,
 )
 from asyncop.apiserver.builtin.knownvalid import KnownValid, memory_key
+from asyncop.apiserver.builtin.specmemo import KnownSpecs, skeleton_key
 
 RESTART_POLICIES = ("Always", "OnFailure", "Never")
 DNS_POLICIES = ("ClusterFirstWithHostNet", "ClusterFirst", "Default", "None")
@@ -205,14 +207,31 @@ def _ip(value: str, path: str) -> Causes:
 
 _CONTAINER_LISTS = ("containers", "initContainers")
 _SPEC_VALID = KnownValid()
+_WHOLE_VALID = KnownSpecs()
 
 
-def pod_spec(spec: Obj, path: str, *, is_pod: bool = False,
-             strict_node_values: bool = True) -> Causes:
-    """ValidatePodSpec (is_pod: the Pod kind itself, not a template). The rules on the spec
-    outside its containers depend on nothing else; replicas repeat them, so a spec whose
-    other fields were found valid before (`knownvalid`, keyed by their JSON text) has only
-    its containers validated."""
+def pod_spec(spec: Obj, path: str, *, is_pod: bool = False, strict_node_values: bool = True,
+             pod_rules: Callable[[Obj], Causes] | None = None) -> Causes:
+    """ValidatePodSpec (is_pod: the Pod kind itself, not a template), then `pod_rules`
+    (a Pod's own rules on its spec, reported after). Replicas repeat a spec but for env
+    values: a spec whose skeleton (`specmemo`: the spec with each env reduced to its names
+    and its vars with a source) was found valid before, with the same context, is answered
+    `[]` at the cost of one JSON encoding; any other is validated in full (`_pod_spec`)."""
+    key = skeleton_key(spec, (is_pod, strict_node_values, pod_rules))
+    if key in _WHOLE_VALID:
+        return []
+    out = _pod_spec(spec, path, is_pod=is_pod, strict_node_values=strict_node_values)
+    if pod_rules is not None:
+        out += pod_rules(spec)
+    if not out:
+        _WHOLE_VALID.remember(key)
+    return out
+
+
+def _pod_spec(spec: Obj, path: str, *, is_pod: bool, strict_node_values: bool) -> Causes:
+    """ValidatePodSpec in full. The rules on the spec outside its containers depend on
+    nothing else; replicas repeat them, so a spec whose other fields were found valid
+    before (`knownvalid`, keyed by their JSON text) has only its containers validated."""
     grace = as_int(spec.get("terminationGracePeriodSeconds"))
     host_users = as_dict(spec.get("securityContext")).get("hostUsers") is not False
     key = memory_key({k: v for k, v in spec.items() if k not in _CONTAINER_LISTS},
