@@ -32,6 +32,7 @@ from asyncop.apiserver.builtin import (
     quantity,
     specmemo,
     volumes,
+    workloads,
 )
 from asyncop.apiserver.storage import writer
 from asyncop.webhook import AdmissionRequest, WebhookServer
@@ -596,3 +597,25 @@ def test_skeletons_tell_apart_what_the_env_rules_read() -> None:
     for k in range(specmemo.MAX_SPECS + 1):
         known.remember(key({"name": f"V{k}"}))
     assert len(known) <= specmemo.MAX_SPECS  # bounded
+
+
+_SELECTOR_TEXT = st.sampled_from(["app", "web", "example.com/app", "-x", "", "a" * 64, 1, None])
+
+
+@SETTINGS
+@given(st.one_of(
+    st.fixed_dictionaries({}, optional={
+        "matchLabels": st.one_of(st.dictionaries(st.sampled_from(["app", "-x", "a/b/c"]),
+                                                 _SELECTOR_TEXT, max_size=2), st.just("x")),
+        "matchExpressions": st.lists(st.fixed_dictionaries({}, optional={
+            "key": _SELECTOR_TEXT,
+            "operator": st.sampled_from(["In", "NotIn", "Exists", "DoesNotExist", "Gt", 1]),
+            "values": st.one_of(st.lists(_SELECTOR_TEXT, max_size=2), st.just("x"))}),
+            max_size=2)}),
+    st.sampled_from([None, "x", [], 1])))
+def test_remembered_selector_parse_is_the_computed_one(selector: Any) -> None:
+    # kube: metav1.LabelSelectorAsSelector (apimachinery pkg/apis/meta/v1/helpers), whose
+    # refusal makes ValidateReplicaSetSpec skip the template; remembered by the JSON text
+    expected = workloads._selector_parses(copy.deepcopy(selector))
+    assert workloads.selector_parses(selector) is expected
+    assert workloads.selector_parses(selector) is expected  # again: from memory

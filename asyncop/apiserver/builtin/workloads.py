@@ -41,6 +41,7 @@ from asyncop.apiserver.builtin.fields import (
     spec_of,
 )
 from asyncop.apiserver.builtin.gofmt import Raw, go_int_or_string, go_label_selector, go_string_map
+from asyncop.apiserver.builtin.knownvalid import KnownAnswers, memory_key
 from asyncop.apiserver.builtin.poddefaults import template_defaults
 from asyncop.apiserver.builtin.podspec import pod_template
 
@@ -87,9 +88,25 @@ def _daemonset_defaults(obj: Obj, old: Obj | None) -> None:
 
 # --- shared rules ------------------------------------------------------------------------------
 
+_PARSES: KnownAnswers[bool] = KnownAnswers()
+
+
 def selector_parses(selector: Any) -> bool:
     """Whether metav1.LabelSelectorAsSelector accepts the selector (else kube skips the
-    template checks and reports the selector)."""
+    template checks and reports the selector). A pure function of the selector, which every
+    write of a workload repeats: remembered by its JSON text (`knownvalid`)."""
+    key = memory_key(selector)
+    if key is not None:
+        known = _PARSES.get(key)
+        if known is not None:
+            return known
+    answer = _selector_parses(selector)
+    _PARSES.remember(key, answer)
+    return answer
+
+
+def _selector_parses(selector: Any) -> bool:
+    """`selector_parses`, computed."""
     sel = as_dict(selector)
     for key, value in as_dict(sel.get("matchLabels")).items():
         if is_qualified_name(str(key)) or is_label_value(as_str(value)):
