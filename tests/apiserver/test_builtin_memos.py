@@ -15,6 +15,7 @@ from typing import Any
 from unittest.mock import patch
 
 import aiohttp
+import orjson
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -497,9 +498,9 @@ def test_a_remembered_template_spec_refuses_the_same_in_a_deployment() -> None:
         obj = deployment()
         obj["spec"]["template"]["spec"]["containers"][0]["env"] = _env(value)
         return obj
-    for value in ("a", "b"):
+    for value in ("a", "b", "c"):  # the third from memory
         create(store, replica(value))
-    obj = replica("c")
+    obj = replica("d")
     obj["spec"]["template"]["spec"]["containers"][0]["env"][10]["valueFrom"] = {
         **_FIELD_SOURCE, "secretKeyRef": {"name": "s", "key": "k"}}
     assert causes(rejected(store, obj)) == [
@@ -533,14 +534,19 @@ _SPEC_ENVS = st.lists(st.one_of(st.lists(_VARS, max_size=4), st.sampled_from([No
                       min_size=2, max_size=2)
 
 
+def _skeleton(spec: dict[str, Any]) -> tuple[Any, Any]:
+    return specmemo.outside_text(spec), specmemo.containers_text(spec)
+
+
 @SETTINGS
 @given(_SPEC_ENVS, st.booleans())
 def test_a_remembered_spec_answers_as_the_full_rules_whatever_the_env(
         envs: list[Any], is_pod: bool) -> None:
     # kube: ValidatePodSpec (pkg/apis/core/validation). Whatever the env of a container and
-    # an init container, `pod_spec` answers what the full rules answer, before and after a
-    # spec of the same skeleton (its plain vars' values changed) was answered, and the
-    # twin is valid exactly when the variant is: the values the skeleton drops decide nothing
+    # an init container, `pod_spec` answers what the full rules answer, after a spec of the
+    # same skeleton (its plain vars' values changed) was answered three times (seen,
+    # remembered, answered from memory), and the twin is valid exactly when the variant
+    # is: the values the skeleton drops decide nothing
     def spec(container_env: Any, init_env: Any) -> dict[str, Any]:
         made = {"containers": [container(env=container_env)],
                 "initContainers": [container(name="i", env=init_env)]}
@@ -548,7 +554,7 @@ def test_a_remembered_spec_answers_as_the_full_rules_whatever_the_env(
         return made
 
     def full(value: dict[str, Any]) -> list[Any]:
-        out = podspec._pod_spec(copy.deepcopy(value), "spec", is_pod=is_pod,
+        out = podspec._pod_spec(copy.deepcopy(value), "spec", None, is_pod=is_pod,
                                 strict_node_values=True)
         return out + (pods._pod_only(value) if is_pod else [])
 
@@ -558,23 +564,45 @@ def test_a_remembered_spec_answers_as_the_full_rules_whatever_the_env(
 
     envs = copy.deepcopy(envs)  # (defaults fill the sampled sources)
     variant = spec(*envs)
-    # the same skeleton with other plain values: valid when the variant is, and remembered
     twin = spec(*[[{**v, "value": "other"} if isinstance(v, dict) and "valueFrom" not in v
                    else v for v in env] if isinstance(env, list) else env for env in envs])
-    assert specmemo.skeleton_key(twin, ()) == specmemo.skeleton_key(variant, ()) or \
-        specmemo.skeleton_key(variant, ()) is None
+    assert _skeleton(twin) == _skeleton(variant)
     expected = full(variant)
-    assert answer(twin) == full(twin)
+    for _ in range(3):
+        assert answer(twin) == full(twin)
     assert (answer(twin) == []) == (expected == [])  # the skeleton decides validity
     assert answer(variant) == expected
-    assert answer(variant) == expected  # again, from memory when it was valid
+    assert answer(variant) == expected  # again
+
+
+def test_a_valid_spec_is_answered_from_memory_from_its_third_replica() -> None:
+    # the memory the tests above rely on is used: the first replica's text outside its
+    # containers is remembered, the second's skeleton, the third is a lookup — and the
+    # full rules are not run for it
+    spec = {"containers": [container(env=_env("a"))]}
+    poddefaults.pod_spec_defaults(spec)
+    outside, inside = _skeleton(spec)
+    context = (True, True, pods._pod_only)
+    for value in ("a", "b"):
+        replica = copy.deepcopy(spec)
+        replica["containers"][0]["env"] = _env(value)
+        poddefaults.pod_spec_defaults(replica)
+        assert podspec.pod_spec(replica, "spec", is_pod=True, pod_rules=pods._pod_only) == []
+    assert (outside, context) in podspec._OUTSIDE_SEEN
+    assert (outside, inside, context) in podspec._WHOLE_VALID
+    replica["containers"][0]["env"] = _env("c")
+    poddefaults.pod_spec_defaults(replica)
+    with patch.object(podspec, "_pod_spec", side_effect=AssertionError("validated")):
+        assert podspec.pod_spec(replica, "spec", is_pod=True, pod_rules=pods._pod_only) == []
+    # a spec with another context (a template's) is validated in full
+    assert podspec.pod_spec(replica, "spec") == []
 
 
 def test_skeletons_tell_apart_what_the_env_rules_read() -> None:
     # kube: ValidateEnv reads a var's name, its valueFrom and, with a source, its value; a
     # plain var's value is read by no rule — the skeleton drops it and keeps the rest apart
     def key(*env: Any) -> Any:
-        return specmemo.skeleton_key({"containers": [{"name": "c", "env": list(env)}]}, ())
+        return specmemo.containers_text({"containers": [{"name": "c", "env": list(env)}]})
     plain = {"name": "A", "value": "1"}
     sourced = {"name": "A", "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}}
     assert key(plain) == key({**plain, "value": "2"}) == key({"name": "A"})
@@ -582,21 +610,25 @@ def test_skeletons_tell_apart_what_the_env_rules_read() -> None:
     assert key(plain) != key({**plain, "valueFrom": {}}) != key({**plain, "valueFrom": None})
     # a sourced var's position decides only where a cause is reported, not whether
     assert key(plain, sourced) == key(sourced, plain) != key(sourced, sourced)
-    assert key({"name": {"name": "A", "valueFrom": _FIELD_SOURCE}}) != key(sourced)  # not a name
-    assert key("A") is None and key(1) is None  # a var that is not an object: no key
+    assert key({"name": {"name": "A", "valueFrom": _FIELD_SOURCE}}) != key(sourced)
+    assert key("A") is None and key(1) is None  # a var that is not an object: no skeleton
 
     class Var(dict[str, Any]):
         pass
     assert key(Var(plain)) is None
-    big = [{"name": f"V{'x' * 200}{k}"} for k in range(100)]
-    assert key(*big) is None  # over MAX_SPEC_KEY_BYTES: neither looked up nor kept
-    assert specmemo.skeleton_key([], ()) is None
-    known = specmemo.KnownSpecs()
-    known.remember(key({"name": "null"}))  # a text with `null` is never remembered
+    assert specmemo.outside_text(Var()) is None
+    # absent, empty and other lists are told apart; the outside text is knownvalid's
+    assert len({specmemo.containers_text(spec) for spec in (
+        {}, {"containers": []}, {"initContainers": []}, {"containers": "x"})}) == 4
+    spec = {"containers": [], "initContainers": [], "hostname": "h", "volumes": []}
+    assert specmemo.outside_text(spec) == orjson.dumps({"hostname": "h", "volumes": []})
+    known = specmemo.KnownTexts()
+    known.remember((b'{"name":"null"}', ()))  # a text with `null` is never remembered
+    known.remember((b"x" * (specmemo.MAX_SPEC_KEY_BYTES - 1), b"xx", ()))  # too long
     assert not known
     for k in range(specmemo.MAX_SPECS + 1):
-        known.remember(key({"name": f"V{k}"}))
-    assert len(known) <= specmemo.MAX_SPECS  # bounded
+        known.remember((str(k).encode(), ()))
+    assert 0 < len(known) <= specmemo.MAX_SPECS  # bounded
 
 
 _SELECTOR_TEXT = st.sampled_from(["app", "web", "example.com/app", "-x", "", "a" * 64, 1, None])

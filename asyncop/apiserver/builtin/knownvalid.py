@@ -39,7 +39,7 @@ import orjson
 from asyncop.api import StatusCause
 
 __all__ = ["EXACT", "KnownAnswers", "KnownCounts", "KnownValid", "memory_key",
-           "remembers_valid"]
+           "remembers_valid", "text_key"]
 
 MAX_ENTRIES = 1024
 MAX_KEY_BYTES = 2048
@@ -54,6 +54,11 @@ def memory_key(value: Any, context: Hashable = ()) -> Hashable | None:
         text = _dumps(value, option=EXACT)
     except TypeError:  # (orjson.JSONEncodeError is one)
         return None
+    return text_key(text, context)
+
+
+def text_key(text: bytes, context: Hashable = ()) -> Hashable | None:
+    """`memory_key` of the value whose text (`_dumps(value, option=EXACT)`) is `text`."""
     if len(text) > MAX_KEY_BYTES or b"null" in text:
         return None
     return (text, context)

@@ -41,8 +41,14 @@ from asyncop.apiserver.builtin.fields import (
     not_supported,
     required,
 )
-from asyncop.apiserver.builtin.knownvalid import KnownValid, memory_key
-from asyncop.apiserver.builtin.specmemo import KnownSpecs, skeleton_key
+from asyncop.apiserver.builtin.knownvalid import KnownValid, memory_key, text_key
+from asyncop.apiserver.builtin.specmemo import (
+    CONTAINER_LISTS,
+    MAX_SPEC_KEY_BYTES,
+    KnownTexts,
+    containers_text,
+    outside_text,
+)
 
 RESTART_POLICIES = ("Always", "OnFailure", "Never")
 DNS_POLICIES = ("ClusterFirstWithHostNet", "ClusterFirst", "Default", "None")
@@ -205,9 +211,9 @@ def _ip(value: str, path: str) -> Causes:
     return []
 
 
-_CONTAINER_LISTS = ("containers", "initContainers")
 _SPEC_VALID = KnownValid()
-_WHOLE_VALID = KnownSpecs()
+_WHOLE_VALID = KnownTexts()
+_OUTSIDE_SEEN = KnownTexts()
 
 
 def pod_spec(spec: Obj, path: str, *, is_pod: bool = False, strict_node_values: bool = True,
@@ -216,26 +222,41 @@ def pod_spec(spec: Obj, path: str, *, is_pod: bool = False, strict_node_values: 
     (a Pod's own rules on its spec, reported after). Replicas repeat a spec but for env
     values: a spec whose skeleton (`specmemo`: the spec with each env reduced to its names
     and its vars with a source) was found valid before, with the same context, is answered
-    `[]` at the cost of one JSON encoding; any other is validated in full (`_pod_spec`)."""
-    key = skeleton_key(spec, (is_pod, strict_node_values, pod_rules))
-    if key in _WHOLE_VALID:
-        return []
-    out = _pod_spec(spec, path, is_pod=is_pod, strict_node_values=strict_node_values)
+    `[]`; any other is validated in full (`_pod_spec`). The skeleton is built only for a
+    spec whose text outside its containers was seen in a valid spec with this context
+    before (a pod of a StatefulSet, whose hostname is its own, never pays for it): the
+    first replica is remembered by that text, the second by its skeleton, the third on is
+    answered from memory."""
+    outside = outside_text(spec)
+    context = (is_pod, strict_node_values, pod_rules)
+    key = None
+    if outside is not None and (outside, context) in _OUTSIDE_SEEN:
+        inside = containers_text(spec)
+        if inside is not None and len(outside) + len(inside) <= MAX_SPEC_KEY_BYTES:
+            key = (outside, inside, context)
+            if key in _WHOLE_VALID:
+                return []
+    out = _pod_spec(spec, path, outside, is_pod=is_pod, strict_node_values=strict_node_values)
     if pod_rules is not None:
         out += pod_rules(spec)
-    if not out:
-        _WHOLE_VALID.remember(key)
+    if not out and outside is not None:
+        if key is not None:
+            _WHOLE_VALID.remember(key)
+        else:
+            _OUTSIDE_SEEN.remember((outside, context))
     return out
 
 
-def _pod_spec(spec: Obj, path: str, *, is_pod: bool, strict_node_values: bool) -> Causes:
+def _pod_spec(spec: Obj, path: str, outside: bytes | None, *, is_pod: bool,
+              strict_node_values: bool) -> Causes:
     """ValidatePodSpec in full. The rules on the spec outside its containers depend on
     nothing else; replicas repeat them, so a spec whose other fields were found valid
-    before (`knownvalid`, keyed by their JSON text) has only its containers validated."""
+    before (`knownvalid`, keyed by their JSON text: `outside`, when the caller wrote it)
+    has only its containers validated."""
     grace = as_int(spec.get("terminationGracePeriodSeconds"))
     host_users = as_dict(spec.get("securityContext")).get("hostUsers") is not False
-    key = memory_key({k: v for k, v in spec.items() if k not in _CONTAINER_LISTS},
-                     strict_node_values)
+    key = text_key(outside, strict_node_values) if outside is not None else memory_key(
+        {k: v for k, v in spec.items() if k not in CONTAINER_LISTS}, strict_node_values)
     if key in _SPEC_VALID:  # every volume valid: all of them may be mounted
         vols = {as_str(vol.get("name")): vol for vol in as_list(spec.get("volumes"))
                 if isinstance(vol, dict)}

@@ -2,13 +2,15 @@
 
 Replicas of a workload (and the pods an operator writes over and over) repeat one spec and
 differ in env var *values*. `podspec.pod_spec` remembers a spec it found valid (no cause at
-all) by the JSON text of its skeleton — the spec with each container's, init container's and
-ephemeral container's `env` list replaced by `[names, sourced]`:
+all), with its context, by two texts — its skeleton:
 
-- `names`: every var's `name`, in order;
-- `sourced`: every var that has a `valueFrom` key, whole (`value` included), in order —
-  selected by the key's presence, so `valueFrom: {}` (falsy, and refused by kube) stays in,
-  and so does `valueFrom: null`, which the rules treat as no source (keeping more is safe).
+- `outside_text`: the spec without `containers` and `initContainers`, verbatim (ephemeral
+  containers included; the text `knownvalid` already keys that part by);
+- `containers_text`: those two lists as present, each container verbatim but for an `env`
+  list, replaced by `[names, sourced]`: `names`, every var's `name` in order; `sourced`,
+  every var that has a `valueFrom` key, whole (`value` included), in order — selected by
+  the key's presence, so `valueFrom: {}` (falsy, and refused by kube) stays in, and so
+  does `valueFrom: null`, which the rules treat as no source (keeping more is safe).
 
 Why the skeleton keeps every input validation reads (the key is complete):
 - ValidatePodSpec's rules (`podspec`, and through it `containers`, `probes`, `volumes`,
@@ -17,8 +19,7 @@ Why the skeleton keeps every input validation reads (the key is complete):
   container object whose `env` is a list is replaced; a container, a container list or an
   `env` of any other shape is kept as it is). The Pod-only rules folded into the same memo
   (`pods._pod_only`) read `serviceAccountName`, the volumes and the containers' images —
-  verbatim too. No rule in `pod_spec` reads an ephemeral container (Pods and templates
-  refuse them outside it), so reducing their env keeps more than is read.
+  verbatim too.
 - An env var is read by `containers.env` alone (`_names_valid`, `_each_var`,
   `_value_from`; no other rule reaches a container's `env`): its `name` (every var), its
   `valueFrom` (`None` when absent: nothing more is read) and, for a var whose `valueFrom`
@@ -31,21 +32,22 @@ Why the skeleton keeps every input validation reads (the key is complete):
   part of the key; no rule reads the server's version or any state but its memories of
   valid parts, which change no answer.
 
-Invariants (`knownvalid`'s, for texts of a whole spec): the key is orjson's exact text
-(dict order included; subclasses, dates and dataclasses raise, so such a spec has no key).
-A spec that is not exactly a `dict` has no key; a container that is not is kept whole, so
-orjson refuses it. An env var that is not exactly a `dict` gives no key: the rules read it
-with dict's own `get` and `in`, and a subclass's could differ. A text containing `null`
-(NaN and the infinities are written so) is never remembered. Texts over
-`MAX_SPEC_KEY_BYTES` are neither looked up nor kept, and the memory is emptied at
-`MAX_SPECS` entries: at most 2 MiB of text. The bench's 30-var pod has a 3.6 KB
-skeleton; 16 KiB leaves room for pods of a dozen containers while 128 of them stay
-within the bound.
+Invariants (`knownvalid`'s, for texts of a whole spec): a text is orjson's exact text
+(dict order included; subclasses, dates and dataclasses raise, so such a spec has no
+skeleton). A spec that is not exactly a `dict` has none; a container that is not is kept
+whole, so orjson refuses it. An env var that is not exactly a `dict` gives none: the
+skeleton finds the sourced vars with `in`, the rules with dict's own `get`, which agree
+on a dict and may not on a subclass. A key is kept only when no text contains `null`
+(NaN and the infinities are written so) and its texts total at most
+`MAX_SPEC_KEY_BYTES` (longer ones are not looked up either); a memory is emptied at
+`MAX_SPECS` keys: at most 2 MiB of text each (`pod_spec` has two: the valid skeletons,
+and the outside texts seen valid, which decide whether a skeleton is worth building).
+The bench's 30-var pod has 0.5 + 3.1 KB of skeleton; 16 KiB leaves room for pods of a
+dozen containers while 128 of them stay within the bound.
 """
 
 from __future__ import annotations
 
-from collections.abc import Hashable
 from itertools import repeat
 from typing import Any
 
@@ -53,46 +55,46 @@ import orjson
 
 from asyncop.apiserver.builtin.knownvalid import EXACT
 
-__all__ = ["MAX_SPECS", "MAX_SPEC_KEY_BYTES", "KnownSpecs", "SpecKey", "skeleton_key"]
+__all__ = ["CONTAINER_LISTS", "MAX_SPECS", "MAX_SPEC_KEY_BYTES", "KnownTexts",
+           "containers_text", "outside_text"]
 
 MAX_SPEC_KEY_BYTES = 16384
 MAX_SPECS = 128
-_CONTAINER_LISTS = ("containers", "initContainers", "ephemeralContainers")
+CONTAINER_LISTS = ("containers", "initContainers")
 _dumps = orjson.dumps
 _get = dict.get
 _PLAIN = frozenset({dict})
 
 
-SpecKey = tuple[bytes, Hashable]
-
-
-class KnownSpecs(set[SpecKey]):
-    """The skeleton keys of pod specs found valid, at most `MAX_SPECS` of them."""
-
-    def remember(self, key: SpecKey | None) -> None:
-        if key is None or b"null" in key[0]:
-            return
-        if len(self) >= MAX_SPECS:
-            self.clear()
-        self.add(key)
-
-
-def skeleton_key(spec: Any, context: Hashable) -> SpecKey | None:
-    """The key `spec` is remembered by with its context (None: never remembered)."""
+def outside_text(spec: Any) -> bytes | None:
+    """The text of `spec` without its container lists (None: not an exact dict, or a
+    value orjson does not write exactly). The same text `knownvalid.memory_key` writes of
+    `{k: v for k, v in spec.items() if k not in CONTAINER_LISTS}`."""
     if type(spec) is not dict:
         return None
-    skeleton = spec.copy()
+    outside = spec.copy()
+    for kind in CONTAINER_LISTS:
+        outside.pop(kind, None)
     try:
-        for kind in _CONTAINER_LISTS:
-            items = spec.get(kind)
-            if type(items) is list:
-                skeleton[kind] = [_container(ctr) for ctr in items]
-        text = _dumps(skeleton, option=EXACT)
-    except TypeError:  # a var that is not an object; a value orjson does not write exactly
+        return _dumps(outside, option=EXACT)
+    except TypeError:
         return None
-    if len(text) > MAX_SPEC_KEY_BYTES:
+
+
+def containers_text(spec: dict[str, Any]) -> bytes | None:
+    """The text of the container lists present in `spec` (as an object keyed by their
+    names) with each container's `env` reduced to `[names, sourced]` (None: a part orjson
+    does not write exactly, or an env var that is not exactly a dict)."""
+    skeleton = {}
+    try:
+        for kind in CONTAINER_LISTS:
+            if kind in spec:
+                items = spec[kind]
+                skeleton[kind] = [_container(ctr) for ctr in items] \
+                    if type(items) is list else items
+        return _dumps(skeleton, option=EXACT)
+    except TypeError:
         return None
-    return (text, context)
 
 
 def _container(ctr: Any) -> Any:
@@ -107,3 +109,17 @@ def _container(ctr: Any) -> Any:
     if not _PLAIN.issuperset(map(type, env)):  # a dict subclass's `in` may not be dict's
         raise TypeError("env var of a dict subclass")
     return skeleton
+
+
+class KnownTexts(set[tuple[Any, ...]]):
+    """Keys made of texts and a context, at most `MAX_SPECS` of them: a key is kept only
+    when its texts (its `bytes` members) total at most `MAX_SPEC_KEY_BYTES` and none
+    contains `null`."""
+
+    def remember(self, key: tuple[Any, ...]) -> None:
+        texts = [part for part in key if isinstance(part, bytes)]
+        if sum(map(len, texts)) > MAX_SPEC_KEY_BYTES or any(b"null" in t for t in texts):
+            return
+        if len(self) >= MAX_SPECS:
+            self.clear()
+        self.add(key)
