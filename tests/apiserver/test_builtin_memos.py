@@ -48,6 +48,7 @@ from tests.apiserver.podkit import (
     pod,
     rejected,
     rt_of,
+    template,
 )
 
 http = httpkit.http
@@ -629,6 +630,41 @@ def test_skeletons_tell_apart_what_the_env_rules_read() -> None:
     for k in range(specmemo.MAX_SPECS + 1):
         known.remember((str(k).encode(), ()))
     assert 0 < len(known) <= specmemo.MAX_SPECS  # bounded
+
+
+@pytest.mark.parametrize("kind", ["Deployment", "ReplicaSet"])
+def test_a_remembered_workload_outside_its_template_still_has_its_template_checked(
+        kind: str) -> None:
+    # kube: ValidateDeploymentSpec / ValidateReplicaSetSpec (pkg/apis/apps/validation): the
+    # selector, counts and strategy are remembered valid, the template is validated each
+    # time — ValidatePodTemplateSpecForReplicaSet: labels matched by the selector,
+    # restartPolicy Always — and a change outside the template is validated again
+    store = new_store()
+
+    def workload(**spec: Any) -> dict[str, Any]:
+        obj = deployment(**spec)
+        obj["kind"] = kind
+        return obj
+    for _ in range(3):  # the second and third from memory
+        create(store, workload())
+    assert causes(rejected(store, workload(template=template(restartPolicy="Never")))) == [
+        ("spec.template.spec.restartPolicy",
+         'Unsupported value: "Never": supported values: "Always"')]
+    assert causes(rejected(store, workload(template=template(labels={"app": "db"})))) == [
+        ("spec.template.metadata.labels", 'Invalid value: map[string]string{"app":"db"}: '
+         "`selector` does not match template `labels`")]
+    assert causes(rejected(store, workload(replicas=-1))) == [
+        ("spec.replicas", "Invalid value: -1: must be greater than or equal to 0")]
+    bad_selector = {"matchLabels": {"app": "web"},
+                    "matchExpressions": [{"key": "tier", "operator": "Bad"}]}
+    assert causes(rejected(store, workload(selector=bad_selector))) == [
+        ("spec.selector.matchExpressions[0].operator",
+         'Invalid value: "Bad": not a valid selector operator'),
+        ("spec.selector", "Invalid value: v1.LabelSelector{MatchLabels:map[string]string{"
+         '"app":"web"}, MatchExpressions:[]v1.LabelSelectorRequirement{v1.'
+         'LabelSelectorRequirement{Key:"tier", Operator:"Bad", Values:[]string(nil)}}}: '
+         "invalid label selector")]
+    create(store, workload())  # and the valid shape is still accepted
 
 
 _SELECTOR_TEXT = st.sampled_from(["app", "web", "example.com/app", "-x", "", "a" * 64, 1, None])

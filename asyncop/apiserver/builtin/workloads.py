@@ -7,12 +7,15 @@ update), a template with `restartPolicy: Always` and no activeDeadlineSeconds, n
 counts; the template's pod spec is validated like a pod's (`podspec.pod_template`), its
 errors under `spec.template.spec`. Rolling updates may not have both maxUnavailable and
 maxSurge at zero, percentages are at most 100%, a Deployment's progress deadline exceeds
-its minReadySeconds. Messages are kube's, in its order. Invariant: defaults fill only
+its minReadySeconds. Messages are kube's, in its order. A Deployment's or ReplicaSet's
+spec outside its template found valid (selector parsing) is remembered by its JSON text,
+and then only the template's rules run (`knownvalid`). Invariant: defaults fill only
 absent fields; validation is pure.
 """
 
 from __future__ import annotations
 
+from collections.abc import Hashable
 from typing import Any
 
 from asyncop.api import StatusCause
@@ -41,7 +44,7 @@ from asyncop.apiserver.builtin.fields import (
     spec_of,
 )
 from asyncop.apiserver.builtin.gofmt import Raw, go_int_or_string, go_label_selector, go_string_map
-from asyncop.apiserver.builtin.knownvalid import KnownAnswers, memory_key
+from asyncop.apiserver.builtin.knownvalid import KnownAnswers, KnownValid, memory_key
 from asyncop.apiserver.builtin.poddefaults import template_defaults
 from asyncop.apiserver.builtin.podspec import pod_template
 
@@ -165,18 +168,34 @@ def always_restart(spec: Obj, kind: str, *, deadline_forbidden: bool = True) -> 
     return out
 
 
-def _replica_set_spec(spec: Obj, kind: str) -> Causes:
+def _replica_set_spec(spec: Obj, kind: str) -> tuple[Causes, Causes]:
     """ValidateReplicaSetSpec's checks (shared by Deployments through
-    ValidatePodTemplateSpecForReplicaSet)."""
+    ValidatePodTemplateSpecForReplicaSet): (the selector's causes, the template's), the
+    template checked only when the selector parses."""
     out = selector_rules(spec, kind)
     if selector_parses(spec.get("selector")):
-        out += template_labels_match(spec)
-        out += pod_template(spec.get("template"), "spec.template")
-        out += always_restart(spec, "ReplicaSet")
-    else:
-        out.append(invalid("spec.selector", go_label_selector(spec.get("selector")),
-                           "invalid label selector"))
-    return out
+        return out, _template_rules(spec)
+    out.append(invalid("spec.selector", go_label_selector(spec.get("selector")),
+                       "invalid label selector"))
+    return out, []
+
+
+def _template_rules(spec: Obj) -> Causes:
+    """ValidatePodTemplateSpecForReplicaSet, the selector parsing."""
+    out = template_labels_match(spec)
+    out += pod_template(spec.get("template"), "spec.template")
+    return out + always_restart(spec, "ReplicaSet")
+
+
+_OUTSIDE_TEMPLATE_VALID = KnownValid()
+
+
+def _outside_template_key(spec: Obj, kind: str) -> Hashable | None:
+    """The key of a Deployment's or ReplicaSet's spec without its template: every rule but
+    the template's reads nothing else (replicas, selector, strategy, counts), and every
+    write of a workload repeats it (`knownvalid`). Remembered when all of those rules
+    passed and the selector parses: the template's rules are then the only ones left."""
+    return memory_key({k: v for k, v in spec.items() if k != "template"}, kind)
 
 
 def _immutableselector_rules(spec: Obj, old: Obj | None) -> Causes:
@@ -239,25 +258,36 @@ def _deployment_strategy(strategy: Obj) -> Causes:
 def _deployment(obj: Obj, old: Obj | None) -> list[StatusCause]:
     """ValidateDeploymentSpec, and the apps/v1 selector immutability (deploymentStrategy)."""
     spec = as_dict(obj.get("spec"))
-    out = nonnegative(spec.get("replicas"), "spec.replicas")
-    out += _replica_set_spec(spec, "deployment")
-    out += _deployment_strategy(as_dict(spec.get("strategy")))
-    out += nonnegative(spec.get("minReadySeconds"), "spec.minReadySeconds")
-    out += nonnegative(spec.get("revisionHistoryLimit"), "spec.revisionHistoryLimit")
+    key = _outside_template_key(spec, "deployment")
+    if key in _OUTSIDE_TEMPLATE_VALID:
+        return _template_rules(spec) + _immutableselector_rules(spec, old)
+    head = nonnegative(spec.get("replicas"), "spec.replicas")
+    selector, template = _replica_set_spec(spec, "deployment")
+    tail = _deployment_strategy(as_dict(spec.get("strategy")))
+    tail += nonnegative(spec.get("minReadySeconds"), "spec.minReadySeconds")
+    tail += nonnegative(spec.get("revisionHistoryLimit"), "spec.revisionHistoryLimit")
     deadline = as_int(spec.get("progressDeadlineSeconds"))
     if deadline is not None:
-        out += nonnegative(deadline, "spec.progressDeadlineSeconds")
+        tail += nonnegative(deadline, "spec.progressDeadlineSeconds")
         if deadline <= (as_int(spec.get("minReadySeconds")) or 0):
-            out.append(invalid("spec.progressDeadlineSeconds", deadline,
-                               "must be greater than minReadySeconds"))
-    return out + _immutableselector_rules(spec, old)
+            tail.append(invalid("spec.progressDeadlineSeconds", deadline,
+                                "must be greater than minReadySeconds"))
+    if not head and not selector and not tail:
+        _OUTSIDE_TEMPLATE_VALID.remember(key)
+    return head + selector + template + tail + _immutableselector_rules(spec, old)
 
 
 def _replicaset(obj: Obj, old: Obj | None) -> list[StatusCause]:
     spec = as_dict(obj.get("spec"))
-    out = nonnegative(spec.get("replicas"), "spec.replicas")
-    out += nonnegative(spec.get("minReadySeconds"), "spec.minReadySeconds")
-    return out + _replica_set_spec(spec, "deployment") + _immutableselector_rules(spec, old)
+    key = _outside_template_key(spec, "replicaset")
+    if key in _OUTSIDE_TEMPLATE_VALID:
+        return _template_rules(spec) + _immutableselector_rules(spec, old)
+    head = nonnegative(spec.get("replicas"), "spec.replicas")
+    head += nonnegative(spec.get("minReadySeconds"), "spec.minReadySeconds")
+    selector, template = _replica_set_spec(spec, "deployment")
+    if not head and not selector:
+        _OUTSIDE_TEMPLATE_VALID.remember(key)
+    return head + selector + template + _immutableselector_rules(spec, old)
 
 
 # --- DaemonSet ---------------------------------------------------------------------------------
