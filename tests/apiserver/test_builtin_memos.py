@@ -613,6 +613,7 @@ def test_skeletons_tell_apart_what_the_env_rules_read() -> None:
     assert key(plain, sourced) == key(sourced, plain) != key(sourced, sourced)
     assert key({"name": {"name": "A", "valueFrom": _FIELD_SOURCE}}) != key(sourced)
     assert key("A") is None and key(1) is None  # a var that is not an object: no skeleton
+    assert key({"value": "1"}) is None  # nor one without a name
 
     class Var(dict[str, Any]):
         pass

@@ -37,18 +37,17 @@ Invariants (`knownvalid`'s, for texts of a whole spec): a text is orjson's exact
 skeleton). A spec that is not exactly a `dict` has none; a container that is not is kept
 whole, so orjson refuses it. An env var that is not exactly a `dict` gives none: the
 skeleton finds the sourced vars with `in`, the rules with dict's own `get`, which agree
-on a dict and may not on a subclass. A key is kept only when no text contains `null`
-(NaN and the infinities are written so) and its texts total at most
-`MAX_SPEC_KEY_BYTES` (longer ones are not looked up either); a memory is emptied at
-`MAX_SPECS` keys: at most 2 MiB of text each (`pod_spec` has two: the valid skeletons,
-and the outside texts seen valid, which decide whether a skeleton is worth building).
-The bench's 30-var pod has 0.5 + 3.1 KB of skeleton; 16 KiB leaves room for pods of a
-dozen containers while 128 of them stay within the bound.
+on a dict and may not on a subclass; nor does a var without a `name` (kube refuses it).
+A key is kept only when no text contains `null` (NaN and the infinities are written so)
+and its texts total at most `MAX_SPEC_KEY_BYTES` (longer ones are not looked up either);
+a memory is emptied at `MAX_SPECS` keys: at most 2 MiB of text each (`pod_spec` has two:
+the valid skeletons, and the outside texts seen valid, which decide whether a skeleton is
+worth building). The bench's 30-var pod has 0.5 + 3.1 KB of skeleton; 16 KiB leaves room
+for pods of a dozen containers while 128 of them stay within the bound.
 """
 
 from __future__ import annotations
 
-from itertools import repeat
 from typing import Any
 
 import orjson
@@ -62,7 +61,6 @@ MAX_SPEC_KEY_BYTES = 16384
 MAX_SPECS = 128
 CONTAINER_LISTS = ("containers", "initContainers")
 _dumps = orjson.dumps
-_get = dict.get
 _PLAIN = frozenset({dict})
 
 
@@ -103,11 +101,14 @@ def _container(ctr: Any) -> Any:
     env = ctr.get("env")
     if type(env) is not list:
         return ctr
+    if not _PLAIN.issuperset(map(type, env)):  # (a dict subclass's `in` may not be dict's)
+        raise TypeError("an env var that is not exactly a dict")
     skeleton = ctr.copy()
-    skeleton["env"] = [list(map(_get, env, repeat("name"))),  # (TypeError: a var not an object)
-                       [var for var in env if "valueFrom" in var]]
-    if not _PLAIN.issuperset(map(type, env)):  # a dict subclass's `in` may not be dict's
-        raise TypeError("env var of a dict subclass")
+    try:
+        skeleton["env"] = [[var["name"] for var in env],
+                           [var for var in env if "valueFrom" in var]]
+    except KeyError:  # a var without a name (refused): no skeleton
+        raise TypeError("an env var without a name") from None
     return skeleton
 
 
