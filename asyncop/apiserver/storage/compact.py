@@ -15,16 +15,19 @@ Where sharing pays is learnt per resource and per path (`metadata.namespace`, `s
 `spec.containers[]`, ...) from the bytes its repeats saved against what its entries for
 values seen once cost, over a window of `WINDOW` values (a value found again in the version
 being replaced does not count: an object's own history does not make sharing pay). A path of
-unique values (a name, a uid, a resourceVersion, a per-object spec) stops looking after its
-first window and only probes again now and then (`PROBE`), so unique values cost neither a
-table entry nor a JSON text. Canonical values held by nothing but the tables are dropped by
+unique values (a name, a uid, a resourceVersion, a per-object spec) stops looking once its
+first `EARLY` values found no repeat and only probes again now and then (`PROBE`), so unique
+values cost neither a table entry nor a JSON text. A dict looked into (its own value unique)
+whose other children repeat — a container but its env, a pod spec but its containers — looks
+those children up as one group (`GROUP_MIN`): found, they all become canonical at once and
+only the children whose sharing is off are visited. Canonical values held by nothing but the tables are dropped by
 `sweep()`, which runs once the tables have doubled since the last sweep (CPython's reference
 counts tell what only a table holds).
 
 Invariants: `share` changes no value (== and types); it only replaces, inside a dict or a
 list, a value by an equal one that no reader can tell apart, and never the object itself;
 the tables hold only values some stored object, history event or snapshot holds too, plus
-what came since the last sweep.
+what came since the last sweep (a sweep forgets every group).
 """
 
 from __future__ import annotations
