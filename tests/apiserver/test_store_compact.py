@@ -14,7 +14,7 @@ from typing import Any
 
 import orjson
 
-from asyncop.apiserver.storage.compact import PROBE, WINDOW, Compactor
+from asyncop.apiserver.storage.compact import EARLY, PROBE, WINDOW, Compactor
 from asyncop.apiserver.storage.store import Store
 from asyncop.clock import RealClock
 from tests.apiserver.builtinkit import Kit
@@ -156,3 +156,45 @@ def test_store_keeps_namespaces_apart_and_lists_in_order() -> None:
     for name in ["y", "z"]:
         store.writer.delete(kit.rt("configmaps"), "c", name, grace_period_seconds=0)
     assert store.raw_items(gr, "c") == [] and "c" not in store._objects[gr]
+
+
+def container(i: int) -> Obj:
+    return {"name": "app", "image": "registry.example.com/app:1.2.3",
+            "imagePullPolicy": "IfNotPresent", "args": ["--port", "8080"],
+            "ports": [{"containerPort": 8080, "protocol": "TCP"}],
+            "resources": {"limits": {"cpu": "500m"}},
+            "terminationMessagePath": "/dev/termination-log",
+            "env": [{"name": "INDEX", "value": f"value-{i}"}]}
+
+
+def test_a_dict_whose_other_children_repeat_shares_them_as_one_group() -> None:
+    """Containers that differ only in env values: once env stops being shared (unique), the
+    container's other fields are found as one group and become the canonical instances;
+    env stays each container's own, and no value changes."""
+    c = Compactor()
+    objs = [{"metadata": {"name": f"p{i}"}, "spec": {"containers": [container(i)]}}
+            for i in range(3 * WINDOW)]
+    texts = [orjson.dumps(o) for o in objs]
+    for o in objs:
+        c.share("pods", o)
+    assert [orjson.dumps(o) for o in objs] == texts
+    items = c._roots["pods"].children["spec"].children["containers"].children["[]"]
+    assert not items.children["env"].on and items.group is not None and items.group.on
+    assert c._groups  # the group of a container's fields but env is known
+    last, before = objs[-1]["spec"]["containers"][0], objs[-2]["spec"]["containers"][0]
+    for key in ("ports", "resources", "args", "image"):
+        assert last[key] is before[key]
+    assert last["env"] is not before["env"] and last["env"][0]["value"] == \
+        f"value-{3 * WINDOW - 1}"
+    c.sweep()
+    assert not c._groups  # a sweep forgets groups (they may hold what nothing else does)
+
+
+def test_a_path_with_no_repeat_stops_after_the_early_window() -> None:
+    """A path none of whose first `EARLY` values repeated stops looking them up then."""
+    c = Compactor()
+    for i in range(EARLY + 1):
+        c.share("ats", at(f"n{i}"))
+    meta = c._roots["ats"].children["metadata"]
+    assert not meta.children["name"].on and not meta.children["uid"].on
+    assert meta.children["namespace"].on  # repeats: decides after a whole window

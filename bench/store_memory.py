@@ -1,0 +1,118 @@
+"""The embedded API server's memory per stored object, in-process (bench/README.md, "The
+embedded server's memory").
+
+Each case stores N objects through `Store.writer` (decoding, defaults, validation and the
+compactor's sharing, as an HTTP create does) and reports the heap the store holds per object:
+tracemalloc's traced bytes after `gc.collect()`, less the empty store's (bodies are parsed
+from JSON inside the traced part, as a request's are). Cases: Ats with
+one schedule for all, 3,600 schedules, every schedule distinct (the At CRD under crds/);
+Pods from one template; Pods whose 30 env values are unique to each (bench/apiserver.py's).
+Also the compactor's CPU per object at commit (`share`, timed around each call; inflated
+several-fold by tracemalloc: compare the two sides of a change, not with other tables).
+
+Usage: python bench/store_memory.py [--n 20000] [--only ats,pods]
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import sys
+import time
+import tracemalloc
+from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import orjson
+import yaml
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from apiserver import pod
+
+from asyncop.apiserver.storage.store import Store
+from asyncop.clock import RealClock
+
+CRDS = Path(__file__).resolve().parent.parent / "crds"
+AT_GROUP, AT_VERSION = "cnat.programming-kubernetes.info", "v1alpha1"
+
+
+def at(i: int, schedules: int) -> dict[str, Any]:
+    when = datetime.fromtimestamp(2_000_000_000 + i % schedules, UTC)
+    schedule = when.strftime("%Y-%m-%dT%H:%M:%SZ")
+    return {"apiVersion": f"{AT_GROUP}/{AT_VERSION}", "kind": "At",
+            "metadata": {"name": f"at-{i}", "namespace": "bench"},
+            "spec": {"schedule": schedule, "command": "true"}}
+
+
+def template_pod(i: int) -> dict[str, Any]:
+    obj = pod(f"p-{i}", 0)  # one template: every pod's spec the same
+    obj["metadata"]["annotations"] = {}
+    obj["metadata"]["labels"]["pod-template-hash"] = "5d9f8c7b6"
+    return obj
+
+
+def new_store() -> Store:
+    store = Store(clock=RealClock())
+    crd_rt = store.resolve("apiextensions.k8s.io", "v1", "customresourcedefinitions")
+    for path in sorted(CRDS.glob("*.yaml")):
+        for doc in yaml.safe_load_all(path.read_text()):
+            if doc and doc.get("kind") == "CustomResourceDefinition":
+                store.writer.create(crd_rt, doc)
+    store.writer.create(store.resolve("", "v1", "namespaces"), {"metadata": {"name": "bench"}})
+    return store
+
+
+def measure(n: int, group: str, version: str, plural: str,
+            make: Callable[[int], dict[str, Any]]) -> dict[str, Any]:
+    store = new_store()
+    rt = store.resolve(group, version, plural)
+    share = store.compactor.share
+    spent = [0.0]
+
+    def timed(*args: Any) -> None:
+        start = time.perf_counter()
+        share(*args)
+        spent[0] += time.perf_counter() - start
+
+    store.compactor.share = timed  # type: ignore[method-assign]
+    bodies = [orjson.dumps(make(i)) for i in range(n)]  # parsed as a request's body is
+    gc.collect()
+    tracemalloc.start()
+    empty = tracemalloc.get_traced_memory()[0]
+    for body in bodies:
+        store.writer.create(rt, orjson.loads(body), namespace="bench")
+    del bodies, body
+    store.hub.history.clear()  # the watch history holds every event: not the store's own
+    gc.collect()
+    held = tracemalloc.get_traced_memory()[0] - empty
+    tracemalloc.stop()
+    return {"bytes_per_object": round(held / n), "share_us": round(spent[0] / n * 1e6, 1)}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--n", type=int, default=20_000)
+    parser.add_argument("--only", default="")
+    args = parser.parse_args()
+    cases: list[tuple[str, str, str, str, str, Callable[[int], dict[str, Any]]]] = [
+        ("ats", "ats_one_schedule", AT_GROUP, AT_VERSION, "ats", lambda i: at(i, 1)),
+        ("ats", "ats_3600_schedules", AT_GROUP, AT_VERSION, "ats", lambda i: at(i, 3600)),
+        ("ats", "ats_all_distinct", AT_GROUP, AT_VERSION, "ats", lambda i: at(i, 10**9)),
+        ("pods", "pods_one_template", "", "v1", "pods", template_pod),
+        ("pods", "pods_unique_env", "", "v1", "pods", lambda i: pod(f"p-{i}", i)),
+    ]
+    only = [p for p in args.only.split(",") if p]
+    for family, name, group, version, plural, make in cases:
+        if only and family not in only and name not in only:
+            continue
+        result = {"case": name, "objects": args.n, **measure(args.n, group, version, plural,
+                                                              make)}
+        print(json.dumps(result), flush=True)
+
+
+if __name__ == "__main__":
+    main()
