@@ -10,6 +10,7 @@ error kube reports.
 
 from __future__ import annotations
 
+import copy
 import math
 import re
 from fractions import Fraction
@@ -18,7 +19,7 @@ from unittest.mock import patch
 
 import orjson
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from asyncop.api import ApiError, StatusCause
@@ -305,3 +306,96 @@ def test_quantities_inside_list_items_are_stored_canonically() -> None:
     items = spec["volumes"][0]["downwardAPI"]["items"]
     assert items[0]["resourceFieldRef"]["divisor"] == "1Mi"
     assert spec["volumes"][1]["emptyDir"]["sizeLimit"] == "1Gi"
+
+
+# --- fastwalk: a pod spec remembered by its skeleton (plain env vars left out) ----------------
+
+_ENV_VALUES = st.one_of(st.sampled_from(["", "a", "b"]), st.integers(4, 5), st.none(),
+                        st.booleans(), st.just({}),
+                        st.just({"fieldRef": {"fieldPath": "metadata.name"}}))
+_ENV_VAR = st.one_of(
+    st.dictionaries(st.sampled_from(["name", "value", "valueFrom", "valu"]), _ENV_VALUES,
+                    max_size=3),
+    _ENV_VALUES)
+_PLAIN = st.builds(lambda n, v: {"name": n, "value": v}, st.text(max_size=2),
+                   st.text(max_size=2))
+#: pairs of vars at one position: the same var; two plain vars; a plain var and a lookalike
+#: (name and value, one of another type or null), which must never share a skeleton
+_VAR_PAIRS = st.one_of(
+    _ENV_VAR.map(lambda v: (v, copy.deepcopy(v))),
+    st.tuples(_PLAIN, _PLAIN),
+    st.tuples(_PLAIN, st.builds(lambda n, v: {"name": n, "value": v},
+                                st.one_of(st.text(max_size=2), st.integers(4, 5)),
+                                st.one_of(st.none(), st.integers(4, 5), st.just({})))))
+
+
+def _walked(spec: Any, node: gotypes.Node) -> tuple[Any, Any]:
+    """What `fast` answers for a pod spec (its key count, or Slow), and the spec after."""
+    try:
+        return fastwalk.fast(spec, node), spec
+    except fastwalk.Slow:
+        return "slow", spec
+
+
+@SETTINGS
+@given(st.lists(_VAR_PAIRS, max_size=5))
+def test_specs_with_one_skeleton_decode_alike(pairs: list[tuple[Any, Any]]) -> None:
+    # kube: the JSON decoder — two specs the memory cannot tell apart (the same skeleton:
+    # they differ only in the strings of plain vars, {"name": str, "value": str}) decode
+    # alike; a var of another type or with a null or a third key is never left out
+    node = gotypes.compiled(33, "", "v1", "Pod")  # (a pod's spec is where the memory is)
+    assert node is not None
+
+    def pod_of(env: list[Any]) -> dict[str, Any]:
+        return {"spec": {"containers": [{"name": "c", "image": "nginx", "env": env}]}}
+
+    first, second = pod_of([a for a, _ in pairs]), pod_of([b for _, b in pairs])
+    assume(fastwalk._skeleton(first["spec"]) == fastwalk._skeleton(second["spec"]))
+    fastwalk._SPECS.clear()
+    _walked(first, node)  # remembered, if it decodes unchanged
+    remembered = _walked(copy.deepcopy(second), node)
+    fastwalk._SPECS.clear()
+    assert remembered == _walked(second, node)
+
+
+def test_a_remembered_spec_does_not_hide_a_var_that_is_not_plain() -> None:
+    # kube: Go's decoder on EnvVar — a value of another type is an UnmarshalTypeError, an
+    # unknown key a strict decoding error; the same spec with plain vars was remembered
+    store = new_store()
+    rt = store.resolve("", "v1", "pods")
+    plain = [{"name": f"V{i}", "value": f"v{i}"} for i in range(3)]
+    for i in range(3):
+        create(store, pod(containers=[container(env=[{**v, "value": f"{v['value']}-{i}"}
+                                                     for v in plain])]))
+    assert fastwalk._SPECS  # remembered
+    for bad, message in (
+            ({"name": "V1", "value": 5}, "json: cannot unmarshal number into Go struct field "
+             "EnvVar.spec.containers.env.value of type string"),
+            ({"name": "V1", "value": "x", "valu": "y"},
+             'strict decoding error: unknown field "spec.containers[0].env[1].valu"')):
+        with pytest.raises(ApiError) as err:
+            store.writer.create(rt, pod(containers=[container(env=[plain[0], bad, plain[2]])]),
+                                ctx=WriteContext(field_validation="Strict"))
+        assert err.value.status["code"] == 400
+        assert message in err.value.status["message"]
+    made = create(store, pod(containers=[container(env=[plain[0], {"name": "V1",
+                                                                   "value": None}])]))
+    assert made["spec"]["containers"][0]["env"] == [plain[0], {"name": "V1"}]  # null: dropped
+
+
+def test_a_remembered_spec_still_finds_duplicate_keys_in_the_body() -> None:
+    # kube: strict decoding reports a JSON key given twice (`duplicate field`), counted
+    # against the keys the walk saw — a remembered spec answers the same count
+    from asyncop.apiserver.builtin.decode import decode
+
+    store = new_store()
+    rt = store.resolve("", "v1", "pods")
+    env = [{"name": "A", "value": "a"}, {"name": "B", "value": "b"}]
+    for _ in range(3):
+        create(store, pod(containers=[container(env=env)]))
+    body = orjson.dumps(pod(name="dup", containers=[container(env=env)]))
+    raw = body.replace(b'"value":"b"', b'"value":"b","value":"c"')
+    with pytest.raises(ApiError) as err:
+        decode(rt, orjson.loads(raw), minor=store.minor, validation="Strict", warnings=[],
+               raw=raw)
+    assert 'duplicate field "spec.containers[0].env[1].value"' in err.value.status["message"]

@@ -129,6 +129,85 @@ def _container(value: Any, node: Node) -> int:
 
 _ABSENT = object()
 
+#: a pod spec's skeleton text may be this long to be remembered; at most `_MAX_SPECS` kept
+_MAX_SPEC_KEY_BYTES = 16384
+_MAX_SPECS = 128
+_SPECS: dict[tuple[bytes, tuple[int, ...], int], int] = {}
+_CONTAINER_LISTS = ("containers", "initContainers", "ephemeralContainers")
+
+
+def _pod_spec(value: Any, node: Node) -> int:
+    """`fast(value, node)` for a pod spec (`v1.PodSpec`: a Pod's, a template's), answered
+    from memory for a spec whose skeleton was walked before and left unchanged.
+
+    Replicas repeat one spec and differ in env var values: the skeleton is the spec with
+    every *plain* env var — an object of exactly the two keys `name` and `value`, both
+    strings — left out of its list, and how many each list had (`_skeleton`). Go's decoder
+    accepts a plain var whatever its strings hold and changes nothing in it, and it counts
+    two keys: so every spec with the same skeleton decodes the same (accepted, unchanged,
+    the same keys), whatever its plain vars' names and values and wherever they stand (a
+    position only shows in an error, and a spec with one is never remembered). Everything
+    else — other vars, the containers outside env, the spec outside its containers — is in
+    the text verbatim. Remembered only when the walk rewrote nothing (no `null` dropped:
+    the text would differ; no quantity `canonicalize` would rewrite), the text holds no
+    `null` and is at most `_MAX_SPEC_KEY_BYTES` long."""
+    skeleton = _skeleton(value)
+    if skeleton is None:
+        return fast(value, node)
+    text, counts, plain = skeleton
+    key = (text, counts, id(node))
+    n = _SPECS.get(key)
+    if n is not None:
+        return n + 2 * plain
+    rewritten = _REWRITTEN[0]
+    n = fast(value, node)
+    if _REWRITTEN[0] == rewritten and len(text) <= _MAX_SPEC_KEY_BYTES \
+            and b"null" not in text and _skeleton(value) == skeleton:
+        if len(_SPECS) >= _MAX_SPECS:
+            _SPECS.clear()
+        _SPECS[key] = n - 2 * plain
+    return n
+
+
+def _skeleton(spec: Any) -> tuple[bytes, tuple[int, ...], int] | None:
+    """A raw pod spec's skeleton: its text with the plain env vars left out, the number
+    left out of each env list (in order), and their total (None: not exactly a dict, or
+    a value orjson does not write exactly)."""
+    if type(spec) is not dict:
+        return None
+    counts: list[int] = []
+    copy: dict[str, Any] | None = None
+    for kind in _CONTAINER_LISTS:
+        items = spec.get(kind)
+        if type(items) is not list:
+            continue
+        reduced = None
+        for i, ctr in enumerate(items):
+            env = ctr.get("env") if type(ctr) is dict else None
+            if type(env) is not list:
+                continue
+            rest = []
+            for var in env:
+                if type(var) is dict and len(var) == 2 and type(var.get("value")) is str \
+                        and type(var.get("name")) is str:
+                    continue
+                rest.append(var)
+            left_out = len(env) - len(rest)
+            counts.append(left_out)
+            if left_out:
+                if reduced is None:
+                    reduced = list(items)
+                reduced[i] = {**ctr, "env": rest}
+        if reduced is not None:
+            if copy is None:
+                copy = dict(spec)
+            copy[kind] = reduced
+    try:
+        text = _dumps(spec if copy is None else copy, option=EXACT)
+    except TypeError:
+        return None
+    return text, tuple(counts), sum(counts)
+
 
 def fast(value: Any, node: Node) -> int:
     tag = node[0]
@@ -178,6 +257,8 @@ def fast(value: Any, node: Node) -> int:
                 value[key] = _fast_quantity(item)
             elif sub[1] in REPEATED:
                 n += _remembered(item, sub)
+            elif sub[1] == "v1.PodSpec":
+                n += _pod_spec(item, sub)
             else:
                 n += fast(item, sub)
         if nulls is not None:

@@ -20,9 +20,9 @@ first `EARLY` values found no repeat and only probes again now and then (`PROBE`
 values cost neither a table entry nor a JSON text. A dict looked into (its own value unique)
 whose other children repeat — a container but its env, a pod spec but its containers — looks
 those children up as one group (`GROUP_MIN`): found, they all become canonical at once and
-only the children whose sharing is off are visited. Canonical values held by nothing but the tables are dropped by
-`sweep()`, which runs once the tables have doubled since the last sweep (CPython's reference
-counts tell what only a table holds).
+only the children whose sharing is off are visited. Canonical values held by nothing but the
+tables are dropped by `sweep()`, which runs once the tables have doubled since the last sweep
+(CPython's reference counts tell what only a table holds).
 
 Invariants: `share` changes no value (== and types); it only replaces, inside a dict or a
 list, a value by an equal one that no reader can tell apart, and never the object itself;
