@@ -54,8 +54,8 @@ from asyncop.apiserver.builtin.knownvalid import EXACT, KnownCounts, memory_key
 from asyncop.apiserver.builtin.quantity import QuantityError, canonical, parse_error
 from asyncop.apiserver.builtin.quantityhook import canonical_quantity
 
-__all__ = ["REPEATED", "REPEATED_ITEMS", "Slow", "count_keys", "fast", "quantity_state",
-           "rewritten_seen"]
+__all__ = ["REPEATED", "REPEATED_ITEMS", "Slow", "count_keys", "fast", "is_plain_var",
+           "quantity_state", "rewritten_seen", "skeleton"]
 
 _dumps = orjson.dumps
 _B64_CANONICAL = re.compile(r"(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?")
@@ -142,7 +142,7 @@ def _pod_spec(value: Any, node: Node) -> int:
 
     Replicas repeat one spec and differ in env var values: the skeleton is the spec with
     every *plain* env var — an object of exactly the two keys `name` and `value`, both
-    strings — left out of its list, and how many each list had (`_skeleton`). Go's decoder
+    strings — left out of its list, and how many each list had (`skeleton`). Go's decoder
     accepts a plain var whatever its strings hold and changes nothing in it, and it counts
     two keys: so every spec with the same skeleton decodes the same (accepted, unchanged,
     the same keys), whatever its plain vars' names and values and wherever they stand (a
@@ -151,10 +151,10 @@ def _pod_spec(value: Any, node: Node) -> int:
     the text verbatim. Remembered only when the walk rewrote nothing (no `null` dropped:
     the text would differ; no quantity `canonicalize` would rewrite), the text holds no
     `null` and is at most `_MAX_SPEC_KEY_BYTES` long."""
-    skeleton = _skeleton(value)
-    if skeleton is None:
+    shape = skeleton(value)
+    if shape is None:
         return fast(value, node)
-    text, counts, plain = skeleton
+    text, counts, plain = shape
     key = (text, counts, id(node))
     n = _SPECS.get(key)
     if n is not None:
@@ -162,14 +162,20 @@ def _pod_spec(value: Any, node: Node) -> int:
     rewritten = _REWRITTEN[0]
     n = fast(value, node)
     if _REWRITTEN[0] == rewritten and len(text) <= _MAX_SPEC_KEY_BYTES \
-            and b"null" not in text and _skeleton(value) == skeleton:
+            and b"null" not in text and skeleton(value) == shape:
         if len(_SPECS) >= _MAX_SPECS:
             _SPECS.clear()
         _SPECS[key] = n - 2 * plain
     return n
 
 
-def _skeleton(spec: Any) -> tuple[bytes, tuple[int, ...], int] | None:
+def is_plain_var(var: Any) -> bool:
+    """An env var of exactly the two keys `name` and `value`, both strings."""
+    return type(var) is dict and len(var) == 2 and type(var.get("value")) is str \
+        and type(var.get("name")) is str
+
+
+def skeleton(spec: Any) -> tuple[bytes, tuple[int, ...], int] | None:
     """A raw pod spec's skeleton: its text with the plain env vars left out, the number
     left out of each env list (in order), and their total (None: not exactly a dict, or
     a value orjson does not write exactly)."""
@@ -186,12 +192,7 @@ def _skeleton(spec: Any) -> tuple[bytes, tuple[int, ...], int] | None:
             env = ctr.get("env") if type(ctr) is dict else None
             if type(env) is not list:
                 continue
-            rest = []
-            for var in env:
-                if type(var) is dict and len(var) == 2 and type(var.get("value")) is str \
-                        and type(var.get("name")) is str:
-                    continue
-                rest.append(var)
+            rest = [var for var in env if not is_plain_var(var)]
             left_out = len(env) - len(rest)
             counts.append(left_out)
             if left_out:
