@@ -23,7 +23,15 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from asyncop.api import ApiError, StatusCause
-from asyncop.apiserver.builtin import checks, containers, fastwalk, gotypes, knownvalid, quantity
+from asyncop.apiserver.builtin import (
+    checks,
+    containers,
+    fastwalk,
+    gotypes,
+    knownvalid,
+    quantity,
+    specmemo,
+)
 from asyncop.apiserver.storage.writer import WriteContext
 from tests.apiserver.podkit import causes, container, create, new_store, pod, rejected
 
@@ -350,7 +358,7 @@ def test_specs_with_one_skeleton_decode_alike(pairs: list[tuple[Any, Any]]) -> N
         return {"spec": {"containers": [{"name": "c", "image": "nginx", "env": env}]}}
 
     first, second = pod_of([a for a, _ in pairs]), pod_of([b for _, b in pairs])
-    assume(fastwalk.skeleton(first["spec"]) == fastwalk.skeleton(second["spec"]))
+    assume(specmemo.skeleton(first["spec"]) == specmemo.skeleton(second["spec"]))
     fastwalk._SPECS.clear()
     _walked(first, node)  # remembered, if it decodes unchanged
     remembered = _walked(copy.deepcopy(second), node)

@@ -17,7 +17,10 @@ the same text is accepted again at the cost of one encoding. A container is reme
 the same way outside its `env` (`_container`: replicas differ in env values, not in the
 rest), and its env walked every time. A part is remembered only if its quantities are
 canonical already: the walk counts the quantities `canonical.canonicalize` would rewrite
-(`rewritten_seen`), and a body whose walk counted none needs no canonical walk.
+(`rewritten_seen`), and a body whose walk counted none needs no canonical walk. A whole pod
+spec (a Pod's, a template's) is remembered the same way by its skeleton, the spec with its
+plain env vars left out (`_pod_spec`): replicas that differ only in env values decode in
+one encoding and one lookup.
 Invariant: `fast` accepts only what Go's decoder accepts.
 """
 
@@ -53,9 +56,10 @@ from asyncop.apiserver.builtin.gotypes import INT64_LIMIT as _I64
 from asyncop.apiserver.builtin.knownvalid import EXACT, KnownCounts, memory_key
 from asyncop.apiserver.builtin.quantity import QuantityError, canonical, parse_error
 from asyncop.apiserver.builtin.quantityhook import canonical_quantity
+from asyncop.apiserver.builtin.specmemo import skeleton
 
-__all__ = ["REPEATED", "REPEATED_ITEMS", "Slow", "count_keys", "fast", "is_plain_var",
-           "quantity_state", "rewritten_seen", "skeleton"]
+__all__ = ["REPEATED", "REPEATED_ITEMS", "Slow", "count_keys", "fast", "quantity_state",
+           "rewritten_seen"]
 
 _dumps = orjson.dumps
 _B64_CANONICAL = re.compile(r"(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?")
@@ -133,7 +137,6 @@ _ABSENT = object()
 _MAX_SPEC_KEY_BYTES = 16384
 _MAX_SPECS = 128
 _SPECS: dict[tuple[bytes, tuple[int, ...], int], int] = {}
-_CONTAINER_LISTS = ("containers", "initContainers", "ephemeralContainers")
 
 
 def _pod_spec(value: Any, node: Node) -> int:
@@ -142,7 +145,7 @@ def _pod_spec(value: Any, node: Node) -> int:
 
     Replicas repeat one spec and differ in env var values: the skeleton is the spec with
     every *plain* env var — an object of exactly the two keys `name` and `value`, both
-    strings — left out of its list, and how many each list had (`skeleton`). Go's decoder
+    strings — left out of its list, and how many each list had (`specmemo.skeleton`). Go's decoder
     accepts a plain var whatever its strings hold and changes nothing in it, and it counts
     two keys: so every spec with the same skeleton decodes the same (accepted, unchanged,
     the same keys), whatever its plain vars' names and values and wherever they stand (a
@@ -167,47 +170,6 @@ def _pod_spec(value: Any, node: Node) -> int:
             _SPECS.clear()
         _SPECS[key] = n - 2 * plain
     return n
-
-
-def is_plain_var(var: Any) -> bool:
-    """An env var of exactly the two keys `name` and `value`, both strings."""
-    return type(var) is dict and len(var) == 2 and type(var.get("value")) is str \
-        and type(var.get("name")) is str
-
-
-def skeleton(spec: Any) -> tuple[bytes, tuple[int, ...], int] | None:
-    """A raw pod spec's skeleton: its text with the plain env vars left out, the number
-    left out of each env list (in order), and their total (None: not exactly a dict, or
-    a value orjson does not write exactly)."""
-    if type(spec) is not dict:
-        return None
-    counts: list[int] = []
-    copy: dict[str, Any] | None = None
-    for kind in _CONTAINER_LISTS:
-        items = spec.get(kind)
-        if type(items) is not list:
-            continue
-        reduced = None
-        for i, ctr in enumerate(items):
-            env = ctr.get("env") if type(ctr) is dict else None
-            if type(env) is not list:
-                continue
-            rest = [var for var in env if not is_plain_var(var)]
-            left_out = len(env) - len(rest)
-            counts.append(left_out)
-            if left_out:
-                if reduced is None:
-                    reduced = list(items)
-                reduced[i] = {**ctr, "env": rest}
-        if reduced is not None:
-            if copy is None:
-                copy = dict(spec)
-            copy[kind] = reduced
-    try:
-        text = _dumps(spec if copy is None else copy, option=EXACT)
-    except TypeError:
-        return None
-    return text, tuple(counts), sum(counts)
 
 
 def fast(value: Any, node: Node) -> int:

@@ -1,4 +1,11 @@
-"""A pod spec's validation skeleton: how a replica's whole spec is validated by one lookup.
+"""A pod spec's skeletons: how a replica's whole spec is decoded, and validated, by one lookup.
+
+Two skeletons, one per stage, each keeping every input its stage reads. Decoding
+(`fastwalk`) reads a raw body, so its skeleton (`skeleton`) leaves out only *plain* env
+vars — exactly `name` and `value`, both strings (`is_plain_var`): Go's decoder accepts one
+whatever its strings hold, changes nothing in it and counts two keys — and keeps how many
+each env list had; everything else stays verbatim. Validation reads a decoded spec, and
+its skeleton is the one below.
 
 Replicas of a workload (and the pods an operator writes over and over) repeat one spec and
 differ in env var *values*. `podspec.pod_spec` remembers a spec it found valid (no cause at
@@ -55,7 +62,7 @@ import orjson
 from asyncop.apiserver.builtin.knownvalid import EXACT
 
 __all__ = ["CONTAINER_LISTS", "MAX_SPECS", "MAX_SPEC_KEY_BYTES", "KnownTexts",
-           "containers_text", "outside_text"]
+           "containers_text", "is_plain_var", "outside_text", "skeleton"]
 
 MAX_SPEC_KEY_BYTES = 16384
 MAX_SPECS = 128
@@ -124,3 +131,49 @@ class KnownTexts(set[tuple[Any, ...]]):
         if len(self) >= MAX_SPECS:
             self.clear()
         self.add(key)
+
+
+# --- the decoding skeleton (`fastwalk`): a raw spec, plain env vars left out ------------------
+
+_ALL_CONTAINER_LISTS = ("containers", "initContainers", "ephemeralContainers")
+
+
+def is_plain_var(var: Any) -> bool:
+    """An env var of exactly the two keys `name` and `value`, both strings."""
+    return type(var) is dict and len(var) == 2 and type(var.get("value")) is str \
+        and type(var.get("name")) is str
+
+
+def skeleton(spec: Any) -> tuple[bytes, tuple[int, ...], int] | None:
+    """A raw pod spec's skeleton: its text with the plain env vars left out, the number
+    left out of each env list (in order), and their total (None: not exactly a dict, or
+    a value orjson does not write exactly)."""
+    if type(spec) is not dict:
+        return None
+    counts: list[int] = []
+    copy: dict[str, Any] | None = None
+    for kind in _ALL_CONTAINER_LISTS:
+        items = spec.get(kind)
+        if type(items) is not list:
+            continue
+        reduced = None
+        for i, ctr in enumerate(items):
+            env = ctr.get("env") if type(ctr) is dict else None
+            if type(env) is not list:
+                continue
+            rest = [var for var in env if not is_plain_var(var)]
+            left_out = len(env) - len(rest)
+            counts.append(left_out)
+            if left_out:
+                if reduced is None:
+                    reduced = list(items)
+                reduced[i] = {**ctr, "env": rest}
+        if reduced is not None:
+            if copy is None:
+                copy = dict(spec)
+            copy[kind] = reduced
+    try:
+        text = _dumps(spec if copy is None else copy, option=EXACT)
+    except TypeError:
+        return None
+    return text, tuple(counts), sum(counts)
