@@ -91,6 +91,17 @@ class KnownAnswers(dict[Hashable, V]):
             self.clear()
         self[key] = answer
 
+    def answer(self, key: Hashable | None, compute: Callable[[], V]) -> V:
+        """The answer remembered for `key`, or `compute()`'s, remembered (a None key:
+        computed every time)."""
+        if key is not None:
+            known = self.get(key)
+            if known is not None:
+                return known
+        value = compute()
+        self.remember(key, value)
+        return value
+
 
 class KnownCounts(KnownAnswers[int]):
     """Keys of inputs a decoding walk accepted unchanged, with what it answered (the

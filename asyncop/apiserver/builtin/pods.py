@@ -87,13 +87,7 @@ def qos_class(spec: Obj) -> str:
     remembered by their JSON text (`knownvalid`)."""
     key = memory_key([[ctr.get("resources") if isinstance(ctr, dict) else None
                        for ctr in as_list(spec.get(lists))] for lists in _QOS_LISTS])
-    if key is not None:
-        known = _QOS_KNOWN.get(key)
-        if known is not None:
-            return known
-    answer = computed_qos_class(spec)
-    _QOS_KNOWN.remember(key, answer)
-    return answer
+    return _QOS_KNOWN.answer(key, lambda: computed_qos_class(spec))
 
 
 def computed_qos_class(spec: Obj) -> str:

@@ -98,14 +98,7 @@ def selector_parses(selector: Any) -> bool:
     """Whether metav1.LabelSelectorAsSelector accepts the selector (else kube skips the
     template checks and reports the selector). A pure function of the selector, which every
     write of a workload repeats: remembered by its JSON text (`knownvalid`)."""
-    key = memory_key(selector)
-    if key is not None:
-        known = _PARSES.get(key)
-        if known is not None:
-            return known
-    answer = _selector_parses(selector)
-    _PARSES.remember(key, answer)
-    return answer
+    return _PARSES.answer(memory_key(selector), lambda: _selector_parses(selector))
 
 
 def _selector_parses(selector: Any) -> bool:
