@@ -240,22 +240,22 @@ class Compactor:
                         text = _dumps(item)
                     except TypeError:  # not JSON (no stored object is; stay safe)
                         continue
-                    found = shapes.get(text)
-                    if found is None:
+                    shape: Any = shapes.get(text)
+                    if shape is None:
                         gain = -100 - len(text)
-                    elif found is not was:
+                    elif shape is not was:
                         gain = 5 * len(text)
                         child.hits += 1
                     else:
                         gain = 0
-                    if found is None or found is not was:
+                    if shape is None or shape is not was:
                         child.seen += 1  # child.count(gain), inlined
                         child.gain += gain
                         if child.seen >= child.window:
                             child.decide()
-                    if found is not None:
-                        if found is not item:
-                            value[name] = found
+                    if shape is not None:
+                        if shape is not item:
+                            value[name] = shape
                         continue
                     # a copy of the right size: orjson's own result keeps a 4 KiB buffer
                     shapes[bytes(memoryview(text))] = item
@@ -331,13 +331,13 @@ class Compactor:
                 text = orjson.dumps(value)
             except TypeError:  # not JSON (no stored object is; stay safe): keep as is
                 return value
-            found = self._shapes.get(text)
-            if found is None:
+            shape: Any = self._shapes.get(text)
+            if shape is None:
                 node.count(-100 - len(text))
-            elif found is not was:
+            elif shape is not was:
                 node.count(5 * len(text))
-            if found is not None:
-                return found
+            if shape is not None:
+                return shape
             # a copy of the right size: orjson's own result keeps a 4 KiB buffer
             self._shapes[bytes(memoryview(text))] = value
             self._canonical.add(id(value))
