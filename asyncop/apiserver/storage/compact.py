@@ -348,16 +348,27 @@ class Compactor:
         return value
 
     def sweep(self) -> None:
-        """Drop canonical values nothing else holds; let every path try sharing again."""
+        """Drop canonical values nothing else holds; let every path try sharing again.
+        What "nothing else" means is measured, not assumed: a probe entry that only the
+        table holds is put in each table and counted the same way as every entry (the
+        counts differ between CPython versions, and between interpreted and compiled code)."""
         self._groups.clear()
         shapes = self._shapes
-        for text in list(shapes):
-            if sys.getrefcount(shapes[text]) <= _ONLY_TABLE:
+        _add_probe(shapes, self._strings)
+        texts = list(shapes)
+        counts = [_value_refs(shapes, text) for text in texts]
+        only = counts[texts.index(_PROBE_TEXT)]
+        for text, count in zip(texts, counts, strict=True):
+            if count <= only:
                 del shapes[text]
         self._canonical = {id(v) for v in shapes.values()}
         strings = self._strings
-        for word in list(strings):
-            if sys.getrefcount(word) <= _ONLY_TABLE_STR:
+        words = list(strings)
+        word_counts = [_key_refs(words, i) for i in range(len(words))]
+        only = word_counts[words.index(_PROBE_WORD)]
+        del words
+        for word, count in zip(list(strings), word_counts, strict=True):
+            if count <= only:
                 del strings[word]
         for root in self._roots.values():
             _reset(root)
@@ -381,19 +392,20 @@ def _reset(node: _Path) -> None:
         _reset(child)
 
 
-def _held_by_table() -> tuple[int, int]:
-    """sys.getrefcount of a container and of a string only a table holds, looked at the way
-    `_sweep` looks (the counts differ between CPython versions)."""
-    shapes: dict[bytes, Any] = {b"[]": [object()]}
-    word = "".join(["only", "table"])
-    strings = {word: word}
-    del word
-    container = text = 0
-    for key in list(shapes):
-        container = sys.getrefcount(shapes[key])
-    for word in list(strings):
-        text = sys.getrefcount(word)
-    return container, text
+_PROBE_TEXT = b"\xff"  # not UTF-8: never a JSON text orjson writes
+_PROBE_WORD = "\x00asyncop compactor probe"
 
 
-_ONLY_TABLE, _ONLY_TABLE_STR = _held_by_table()
+def _add_probe(shapes: dict[bytes, Any], strings: dict[str, str]) -> None:
+    """A container and a string that only the tables hold (no local outlives this call)."""
+    shapes[_PROBE_TEXT] = []
+    word = _PROBE_WORD[:1] + _PROBE_WORD[1:]  # a new string, not the interned constant
+    strings[word] = word
+
+
+def _value_refs(table: dict[bytes, Any], key: bytes) -> int:
+    return sys.getrefcount(table[key])
+
+
+def _key_refs(words: list[str], i: int) -> int:
+    return sys.getrefcount(words[i])
