@@ -6,7 +6,8 @@ STAMP := $(VENV)/.installed
 
 .PHONY: run test lint generate bench soak install deploy docker-build helm-lint clean
 
-$(STAMP): pyproject.toml
+# setup.py compiles the modules of compiled.txt: a change to one of them rebuilds it
+$(STAMP): pyproject.toml setup.py compiled.txt $(shell grep -v '^\#' compiled.txt)
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 	$(BIN)/python -m pip install -q -e '.[test]'

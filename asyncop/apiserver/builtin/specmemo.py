@@ -119,18 +119,31 @@ def _container(ctr: Any) -> Any:
     return skeleton
 
 
-class KnownTexts(set[tuple[Any, ...]]):
+class KnownTexts:
     """Keys made of texts and a context, at most `MAX_SPECS` of them: a key is kept only
     when its texts (its `bytes` members) total at most `MAX_SPEC_KEY_BYTES` and none
-    contains `null`."""
+    contains `null`. (A set inside, not a set subclass: this module is compiled, and a
+    compiled class cannot subclass `set`.)"""
+
+    def __init__(self) -> None:
+        self._keys: set[tuple[Any, ...]] = set()
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._keys
+
+    def __len__(self) -> int:
+        return len(self._keys)
+
+    def clear(self) -> None:
+        self._keys.clear()
 
     def remember(self, key: tuple[Any, ...]) -> None:
         texts = [part for part in key if isinstance(part, bytes)]
         if sum(map(len, texts)) > MAX_SPEC_KEY_BYTES or any(b"null" in t for t in texts):
             return
-        if len(self) >= MAX_SPECS:
-            self.clear()
-        self.add(key)
+        if len(self._keys) >= MAX_SPECS:
+            self._keys.clear()
+        self._keys.add(key)
 
 
 # --- the decoding skeleton (`fastwalk`): a raw spec, plain env vars left out ------------------
