@@ -89,7 +89,7 @@ async def serve_preloaded(args: argparse.Namespace, sims: Any) -> None:
     await server.start()
     policy = asyncio.create_task(GcPolicy(clock=server.clock).run())
     try:
-        apply_crd_dir(server, str(CRDS))
+        apply_crd_dir(server.store, str(CRDS))
         preload(server, args.preload_ats, args.preload_due, args.preload_schedules,
                 args.stats_out)
         server.write_kubeconfig(args.kubeconfig_out)

@@ -126,7 +126,7 @@ async def run(seconds: float) -> tuple[Store, list[dict[str, Any]], float]:
     await server.start()
     ops: list[Process] = []
     try:
-        apply_crd_dir(server, str(ROOT / "crds"))
+        apply_crd_dir(server.store, str(ROOT / "crds"))
         kc = str(server.write_kubeconfig(work.path / "kubeconfig"))
         ports = [free_port() for _ in range(REPLICAS)]
         for i, port in enumerate(ports):

@@ -21,12 +21,12 @@ import yaml
 from asyncop.apiserver.bindpolicy import InsecureBind, check_bind
 from asyncop.apiserver.core.registry import CRD_GR
 from asyncop.apiserver.server import ApiServer
+from asyncop.apiserver.storage.store import Store
 from asyncop.gcpolicy import GcPolicy
 
 
-def apply_crd_dir(server: ApiServer, crds_dir: str) -> int:
+def apply_crd_dir(store: Store, crds_dir: str) -> int:
     """Create (or update) every CustomResourceDefinition found in the YAML files of a dir."""
-    store = server.store
     crd_rt = store.registry.storage_type(CRD_GR)
     assert crd_rt is not None
     applied = 0
@@ -59,7 +59,7 @@ async def serve(*, host: str = "127.0.0.1", port: int = 0, kubeconfig_out: str |
     policy = asyncio.create_task(GcPolicy(clock=server.clock).run()) if gc_freeze else None
     try:
         if crds_dir:
-            apply_crd_dir(server, crds_dir)
+            apply_crd_dir(server.store, crds_dir)
         if kubeconfig_out:
             server.write_kubeconfig(kubeconfig_out)
         sys.stdout.write(f"asyncop apiserver listening on {server.url}\n")
