@@ -407,3 +407,22 @@ def test_a_remembered_spec_still_finds_duplicate_keys_in_the_body() -> None:
         decode(rt, orjson.loads(raw), minor=store.minor, validation="Strict", warnings=[],
                raw=raw)
     assert 'duplicate field "spec.containers[0].env[1].value"' in err.value.status["message"]
+
+
+def test_the_spec_memory_is_bounded_and_keeps_no_null_text() -> None:
+    # the remembered specs stay within specmemo's bounds: at most MAX_SPECS keys, none of
+    # whose text holds `null` or is longer than MAX_SPEC_KEY_BYTES
+    node = gotypes.compiled(33, "", "v1", "Pod")
+    assert node is not None
+    fastwalk._SPECS.clear()
+
+    def walked(**spec: Any) -> None:
+        fastwalk.fast({"spec": {"containers": [{"name": "c", "image": "nginx"}], **spec}}, node)
+
+    walked(hostname="null")  # a text with `null` in it
+    walked(hostname="h" * 63, subdomain="s" * 63,
+           nodeSelector={f"k{i}": "v" * 60 for i in range(300)})  # over MAX_SPEC_KEY_BYTES
+    assert not fastwalk._SPECS
+    for i in range(specmemo.MAX_SPECS + 1):
+        walked(hostname=f"h{i}")
+    assert 0 < len(fastwalk._SPECS) <= specmemo.MAX_SPECS

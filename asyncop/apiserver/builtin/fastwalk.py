@@ -56,7 +56,7 @@ from asyncop.apiserver.builtin.gotypes import INT64_LIMIT as _I64
 from asyncop.apiserver.builtin.knownvalid import EXACT, KnownCounts, memory_key
 from asyncop.apiserver.builtin.quantity import QuantityError, canonical, parse_error
 from asyncop.apiserver.builtin.quantityhook import canonical_quantity
-from asyncop.apiserver.builtin.specmemo import skeleton
+from asyncop.apiserver.builtin.specmemo import MAX_SPEC_KEY_BYTES, MAX_SPECS, skeleton
 
 __all__ = ["REPEATED", "REPEATED_ITEMS", "Slow", "count_keys", "fast", "quantity_state",
            "rewritten_seen"]
@@ -133,9 +133,8 @@ def _container(value: Any, node: Node) -> int:
 
 _ABSENT = object()
 
-#: a pod spec's skeleton text may be this long to be remembered; at most `_MAX_SPECS` kept
-_MAX_SPEC_KEY_BYTES = 16384
-_MAX_SPECS = 128
+#: pod specs remembered by skeleton, bounded as validation's are (`specmemo.MAX_SPECS` keys
+#: of at most `specmemo.MAX_SPEC_KEY_BYTES`)
 _SPECS: dict[tuple[bytes, tuple[int, ...], int], int] = {}
 
 
@@ -153,7 +152,7 @@ def _pod_spec(value: Any, node: Node) -> int:
     else — other vars, the containers outside env, the spec outside its containers — is in
     the text verbatim. Remembered only when the walk rewrote nothing (no `null` dropped:
     the text would differ; no quantity `canonicalize` would rewrite), the text holds no
-    `null` and is at most `_MAX_SPEC_KEY_BYTES` long."""
+    `null` and is at most `MAX_SPEC_KEY_BYTES` long."""
     shape = skeleton(value)
     if shape is None:
         return fast(value, node)
@@ -164,9 +163,9 @@ def _pod_spec(value: Any, node: Node) -> int:
         return n + 2 * plain
     rewritten = _REWRITTEN[0]
     n = fast(value, node)
-    if _REWRITTEN[0] == rewritten and len(text) <= _MAX_SPEC_KEY_BYTES \
+    if _REWRITTEN[0] == rewritten and len(text) <= MAX_SPEC_KEY_BYTES \
             and b"null" not in text and skeleton(value) == shape:
-        if len(_SPECS) >= _MAX_SPECS:
+        if len(_SPECS) >= MAX_SPECS:
             _SPECS.clear()
         _SPECS[key] = n - 2 * plain
     return n
