@@ -80,19 +80,31 @@ class FakeSource:
                                       "sendInitialEvents: Forbidden: sendInitialEvents is "
                                       "forbidden for watch unless the WatchList feature gate "
                                       "is enabled"))
-        q: asyncio.Queue[Any] = asyncio.Queue()
-        self.streams.append(q)
         self.watch_rvs.append(resource_version)
-        while True:
-            item = await q.get()
-            if item is END:
-                return
-            if isinstance(item, BaseException):
-                raise item
+        async for item in fed_stream(self.streams):
             yield item
 
     def send(self, typ: str, obj: dict[str, Any]) -> None:
-        self.streams[-1].put_nowait({"type": typ, "object": deep_copy(obj)})  # type: ignore[arg-type]
+        send_event(self.streams, typ, obj)
+
+
+async def fed_stream(streams: list[asyncio.Queue[Any]]) -> AsyncIterator[Any]:
+    """A watch stream the test feeds through a new queue, appended to `streams`: `END` ends
+    it, an exception put there is raised from it."""
+    q: asyncio.Queue[Any] = asyncio.Queue()
+    streams.append(q)
+    while True:
+        item = await q.get()
+        if item is END:
+            return
+        if isinstance(item, BaseException):
+            raise item
+        yield item
+
+
+def send_event(streams: list[asyncio.Queue[Any]], typ: str, obj: dict[str, Any]) -> None:
+    """One watch event (a copy of `obj`) into the newest stream."""
+    streams[-1].put_nowait({"type": typ, "object": deep_copy(obj)})  # type: ignore[arg-type]
 
 
 class Recorder:

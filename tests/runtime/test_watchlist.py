@@ -19,15 +19,14 @@ from typing import Any
 
 import pytest
 
-from asyncop.api import Invalid, Kind, RawObject, TooManyRequests, deep_copy, status_body
+from asyncop.api import Invalid, Kind, TooManyRequests, deep_copy, status_body
 from asyncop.api.shards import ShardSpace
 from asyncop.client import Backoff
 from asyncop.runtime.informer import Informer
 from asyncop.runtime.shards import ShardScope
 from asyncop.testing import FakeClock
+from tests.runtime.test_informer import END, KIND, Recorder, fed_stream, send_event
 
-KIND = Kind("", "v1", "configmaps", "ConfigMap")
-END = object()
 END_BOOKMARK = {"k8s.io/initial-events-end": "true"}
 
 
@@ -65,18 +64,11 @@ class StreamingSource:
         self.requests.append(kw)
         if kw.get("send_initial_events") and self.refuse:
             raise self.refuse.pop(0)
-        q: asyncio.Queue[Any] = asyncio.Queue()
-        self.streams.append(q)
-        while True:
-            item = await q.get()
-            if item is END:
-                return
-            if isinstance(item, BaseException):
-                raise item
+        async for item in fed_stream(self.streams):
             yield item
 
     def send(self, typ: str, obj: dict[str, Any]) -> None:
-        self.streams[-1].put_nowait({"type": typ, "object": deep_copy(obj)})  # type: ignore[arg-type]
+        send_event(self.streams, typ, obj)
 
     def initial(self, *, annotations: dict[str, str] | None = None) -> None:
         """Stream every object as ADDED, then the bookmark (the end bookmark by default)."""
@@ -91,22 +83,6 @@ class StreamingSource:
         self.send("BOOKMARK", {"kind": "ConfigMap", "apiVersion": "v1", "metadata": meta})
 
 
-class Recorder:
-    def __init__(self) -> None:
-        self.events: list[tuple[str, str, str]] = []
-
-    def on_add(self, obj: RawObject) -> None:
-        self.events.append(("add", obj["metadata"]["name"], obj["metadata"]["resourceVersion"]))
-
-    def on_update(self, old: RawObject, new: RawObject) -> None:
-        self.events.append(("update", new["metadata"]["name"],
-                            new["metadata"]["resourceVersion"]))
-
-    def on_delete(self, obj: RawObject) -> None:
-        self.events.append(("delete", obj["metadata"]["name"],
-                            obj["metadata"]["resourceVersion"]))
-
-
 @pytest.fixture
 async def world() -> AsyncIterator[tuple[StreamingSource, FakeClock, list[asyncio.Task[None]]]]:
     tasks: list[asyncio.Task[None]] = []
@@ -114,6 +90,18 @@ async def world() -> AsyncIterator[tuple[StreamingSource, FakeClock, list[asynci
     for t in tasks:
         t.cancel()
     await asyncio.gather(*tasks, return_exceptions=True)
+
+
+async def synced(world: Any, *names: str) -> tuple[Informer, Recorder]:
+    """An informer synced by one stream of `names` (the end bookmark seen)."""
+    src, clock, _ = world
+    for name in names:
+        src.put(name)
+    inf, rec = started(world)
+    await clock.settle()
+    src.initial()
+    await clock.settle()
+    return inf, rec
 
 
 def started(world: Any, **kw: Any) -> tuple[Informer, Recorder]:
@@ -158,11 +146,7 @@ async def test_sync_is_one_stream_replaced_at_the_end_bookmark(world: Any) -> No
 
 async def test_resumes_a_plain_watch_after_a_synced_stream_ends(world: Any) -> None:
     src, clock, _ = world
-    src.put("a")
-    _inf, _ = started(world)
-    await clock.settle()
-    src.initial()
-    await clock.settle()
+    await synced(world, "a")
     src.streams[-1].put_nowait(END)
     await clock.settle()
     assert src.requests[-1]["send_initial_events"] is False
@@ -172,12 +156,7 @@ async def test_resumes_a_plain_watch_after_a_synced_stream_ends(world: Any) -> N
 async def test_relist_after_410_is_a_stream_from_the_last_version_with_a_diff(
         world: Any) -> None:
     src, clock, _ = world
-    for name in ("stays", "changes", "vanishes"):
-        src.put(name)
-    inf, rec = started(world)
-    await clock.settle()
-    src.initial()
-    await clock.settle()
+    inf, rec = await synced(world, "stays", "changes", "vanishes")
     rec.events.clear()
     src.put("changes", k="new")
     src.remove("vanishes")
@@ -196,11 +175,7 @@ async def test_relist_after_410_is_a_stream_from_the_last_version_with_a_diff(
 
 async def test_expired_stream_starts_again_without_a_version(world: Any) -> None:
     src, clock, _ = world
-    src.put("a")
-    inf, _ = started(world)
-    await clock.settle()
-    src.initial()
-    await clock.settle()
+    inf, _ = await synced(world, "a")
     src.send("ERROR", status_body(410, "too old", reason="Expired"))
     await clock.settle()
     assert src.requests[-1]["resource_version"] == "101"
