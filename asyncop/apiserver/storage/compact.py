@@ -177,7 +177,7 @@ class Compactor:
         if isinstance(value, dict):
             members: dict[str, Any] | None = None
             if len(value) >= GROUP_MIN:
-                off = node.off if node.off_epoch == _EPOCH[0] else node.off_children()
+                off = node.off_children()
                 # a group: some children off (else the whole dict is what is looked up), and
                 # enough of them on to pay for one JSON text
                 if off and len(value) - len(off) >= GROUP_MIN:
