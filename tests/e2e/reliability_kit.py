@@ -38,6 +38,7 @@ from asyncop.runtime.controller import Controller
 from asyncop.runtime.leader import LeaderElectionConfig
 from asyncop.runtime.manager import Manager
 from asyncop.testing import FakeClock, eventually
+from asyncop.testing.chaos.bundled.invariants import worker_problems
 
 NS = "default"
 ROOT = Path(__file__).resolve().parents[2]
@@ -328,11 +329,6 @@ def at_most_once(world: World, *, desired_history: dict[str, list[int]]) -> list
         if n > 1 and plural not in ("events", "leases", "serviceaccounts"):
             out.append(f"{plural}/{name} created {n} times")
     for name, history in desired_history.items():
-        ups = sum(max(0, b - a) for a, b in zip([0, *history], history, strict=False))
-        if ledger.worker_creates[name] > ups:
-            out.append(f"jinghzhu {name}: {ledger.worker_creates[name]} workers created, "
-                       f"scale-ups only ask for {ups}")
-        if ledger.max_live[name] > max(history):
-            out.append(f"jinghzhu {name}: {ledger.max_live[name]} live workers at once, "
-                       f"desired never above {max(history)}")
+        out += worker_problems(name, created=ledger.worker_creates[name],
+                               max_live=ledger.max_live[name], desired=history)
     return out

@@ -171,16 +171,22 @@ class JinghzhuWorkers(Tracker):
         else:
             self.live[owner].add(change.ref.name)
             self.max_live[owner] = max(self.max_live[owner], len(self.live[owner]))
-        history_of = self.desired[owner] or [0]
-        ups = sum(max(0, b - a) for a, b in zip([0, *history_of], history_of, strict=False))
-        out = []
-        if self.created[owner] > ups:
-            out.append(f"jinghzhu {ref.name}: {self.created[owner]} workers created, "
-                       f"scale-ups only ask for {ups}")
-        if self.max_live[owner] > max(history_of):
-            out.append(f"jinghzhu {ref.name}: {self.max_live[owner]} live workers at once, "
-                       f"desired never above {max(history_of)}")
-        return out
+        return worker_problems(ref.name, created=self.created[owner],
+                               max_live=self.max_live[owner], desired=self.desired[owner])
+
+
+def worker_problems(name: str, *, created: int, max_live: int, desired: list[int]) -> list[str]:
+    """A jinghzhu's workers against the `desired` counts it asked for, in order: never more
+    created than its scale-ups ask for, never more alive at once than it ever desired."""
+    history = desired or [0]
+    ups = sum(max(0, b - a) for a, b in zip([0, *history], history, strict=False))
+    out = []
+    if created > ups:
+        out.append(f"jinghzhu {name}: {created} workers created, scale-ups only ask for {ups}")
+    if max_live > max(history):
+        out.append(f"jinghzhu {name}: {max_live} live workers at once, "
+                   f"desired never above {max(history)}")
+    return out
 
 
 class AtsRunExactlyOnce(Tracker):
