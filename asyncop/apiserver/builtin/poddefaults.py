@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from asyncop.apiserver.builtin import quantity
+from asyncop.apiserver.builtin import quantity, specrecall
 from asyncop.apiserver.builtin.fields import Obj, as_dict, as_list, values_of
 from asyncop.apiserver.builtin.volumes import sources_of
 
@@ -166,10 +166,19 @@ def service_account_alias(spec: Obj) -> None:
 
 
 def template_defaults(spec: Obj) -> None:
-    """Pod template defaults of a workload (its `spec.template.spec`, when present)."""
+    """Pod template defaults of a workload (its `spec.template.spec`, when present). A
+    template spec like one defaulted and found valid before but for its plain env values
+    is that one's, recalled (`specrecall`)."""
     template = spec.get("template")
     if isinstance(template, dict) and isinstance(template.get("spec"), dict):
-        pod_spec_defaults(template["spec"])
+        raw = template["spec"]
+        known, key = specrecall.TEMPLATES.recall(raw)
+        if known is not None:
+            template["spec"] = known
+            return
+        pod_spec_defaults(raw)
+        if key is not None:
+            specrecall.TEMPLATES.defaulted(raw, key)
 
 
 def pod_defaults(spec: Obj) -> None:

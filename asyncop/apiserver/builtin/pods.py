@@ -24,7 +24,7 @@ from typing import Any
 import orjson
 
 from asyncop.api import StatusCause
-from asyncop.apiserver.builtin import quantity
+from asyncop.apiserver.builtin import quantity, specrecall
 from asyncop.apiserver.builtin.checks import inclusive_range_error
 from asyncop.apiserver.builtin.fields import (
     Causes,
@@ -131,19 +131,33 @@ def _pod_defaults(obj: Obj, old: Obj | None) -> None:
     """Spec defaults apply to every write (as decoding does); admission and status only on
     create (the Writer restores the stored status on update)."""
     spec = spec_of(obj)
+    key = None
+    if old is None:  # a spec like one created before but for its plain env values: recalled
+        known, key = specrecall.PODS.recall(spec)
+        if known is not None:
+            obj["spec"] = known
+            obj["status"] = {"phase": "Pending", "qosClass": qos_class(known)}
+            return
     pod_spec_defaults(spec)
     pod_defaults(spec)
     if old is None:
         _admit(spec)
         obj["status"] = {"phase": "Pending", "qosClass": qos_class(spec)}
+        if key is not None:
+            specrecall.PODS.defaulted(spec, key)
 
 
 # --- validation --------------------------------------------------------------------------------
 
 def _pod(obj: Obj, old: Obj | None) -> list[StatusCause]:
     spec = as_dict(obj.get("spec"))
-    out = pod_spec(spec, "spec", is_pod=True, strict_node_values=old is None,
-                   pod_rules=_pod_only)
+    if old is not None or not specrecall.PODS.handed(spec):  # (recalled: valid)
+        out = pod_spec(spec, "spec", is_pod=True, strict_node_values=old is None,
+                       pod_rules=_pod_only)
+        if old is None and not out:
+            specrecall.PODS.validated(spec)
+    else:
+        out = []
     if old is None:
         if as_list(spec.get("ephemeralContainers")):
             out.append(forbidden("spec.ephemeralContainers", "cannot be set on create"))

@@ -18,7 +18,14 @@ import ipaddress
 from collections.abc import Callable
 from typing import Any
 
-from asyncop.apiserver.builtin import containers, probes, scheduling, security, volumes
+from asyncop.apiserver.builtin import (
+    containers,
+    probes,
+    scheduling,
+    security,
+    specrecall,
+    volumes,
+)
 from asyncop.apiserver.builtin.checks import (
     inclusive_range_error,
     is_valid_id,
@@ -376,7 +383,11 @@ def pod_template(template: Any, path: str) -> Causes:
     meta = as_dict(tpl.get("metadata"))
     out = labels(meta.get("labels"), f"{path}.labels")
     spec = as_dict(tpl.get("spec"))
-    out += pod_spec(spec, f"{path}.spec")
+    if not specrecall.TEMPLATES.handed(spec):  # (a recalled spec is valid: `specrecall`)
+        spec_causes = pod_spec(spec, f"{path}.spec")
+        if not spec_causes:
+            specrecall.TEMPLATES.validated(spec)
+        out += spec_causes
     if as_list(spec.get("ephemeralContainers")):
         out.append(forbidden(f"{path}.spec.ephemeralContainers",
                              "ephemeral containers not allowed in pod template"))

@@ -1,0 +1,201 @@
+"""Replica templates answered whole: a workload's pod template spec defaulted and validated
+by one lookup, its parts shared with the template stored before it.
+
+Controllers and operators write the same pod template over and over (a Deployment per
+tenant, a Job per run) and the copies differ, if at all, in the *values* of plain env vars
+(`specmemo.is_plain_var`: exactly `name` and `value`, both strings). Defaulting and
+validating such a template again finds what it found the first time, and storing it makes
+the compactor find every part of it again. So `template_defaults` (poddefaults.py) asks
+`recall` first:
+
+- **The key** (`key_of`) is the raw template spec's text (orjson's, exact) with each plain
+  var written as its name alone. Every input of kube's pod spec defaults and of
+  ValidatePodSpec is in it but the plain vars' values: no default touches an EnvVar without
+  a `valueFrom`, and the rules read a var's `value` only when it has one (`specmemo`'s
+  docstring lists what each rule reads). A var that is not exactly a dict, a text with
+  `null` or longer than `specmemo.MAX_SPEC_KEY_BYTES` has no key.
+- **Remembered** is a spec that was defaulted in full (`defaulted`), then found valid by
+  `podspec.pod_template` with a template's context (`validated`): the very dict, which
+  goes on to be canonicalised and stored — kept by the memory as stored (a stored object is
+  never mutated, store.py), at most `specmemo.MAX_SPECS` of them.
+- **Recalled**, a spec with a known key is the remembered one with the caller's plain vars
+  put back at their places (same names, same positions: they are in the key): a new dict
+  for the spec, for each container list and container holding plain vars and for their env
+  lists; every other part is the remembered spec's own. It is what defaulting the caller's
+  spec in full gives (defaults leave plain vars as they are), valid as the remembered one
+  was (`handed`: `pod_template` does not validate it again), and already in its
+  canonical form (canonicalising it again changes nothing).
+
+Invariants: a recalled spec equals what the full defaults give and gets the full rules'
+verdict (`[]`); the memory holds only specs that were defaulted in full and found valid; the
+parts shared are never mutated by the write that received them (the Writer stores the spec
+or drops it; where store admission hooks, the one place that may change a spec in between,
+follow the defaults, nothing is recalled or remembered: `pause`). The pending and handed
+tables are per-write hand-offs keyed by identity (each holds its dict, so an id is not
+reused while listed), emptied past `_HANDOFFS` entries.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+
+from asyncop.apiserver.builtin.knownvalid import EXACT
+from asyncop.apiserver.builtin.specmemo import MAX_SPEC_KEY_BYTES, MAX_SPECS
+
+__all__ = ["PODS", "TEMPLATES", "SpecRecall", "key_of", "pause"]
+
+_dumps = orjson.dumps
+_LISTS = ("containers", "initContainers", "ephemeralContainers")
+_HANDOFFS = 32
+
+_Layout = tuple[tuple[str, int, tuple[int, ...]], ...]
+
+
+def _plain(var: dict[str, Any]) -> bool:
+    """`specmemo.is_plain_var` of a dict (inlined: it is asked of every var)."""
+    return len(var) == 2 and type(var.get("value")) is str and type(var.get("name")) is str
+
+
+def key_of(spec: Any) -> tuple[bytes, list[dict[str, Any]]] | None:
+    """The key of a raw pod spec and its plain vars in order (None: it has no key; see
+    the module docstring)."""
+    if type(spec) is not dict:
+        return None
+    copy: dict[str, Any] | None = None
+    plains: list[dict[str, Any]] = []
+    for kind in _LISTS:
+        items = spec.get(kind)
+        if type(items) is not list:
+            continue
+        reduced: list[Any] | None = None
+        for i, ctr in enumerate(items):
+            env = ctr.get("env") if type(ctr) is dict else None
+            if type(env) is not list or not env:
+                continue
+            names: list[Any] = []
+            found = len(plains)
+            for var in env:
+                if type(var) is not dict:
+                    return None
+                if _plain(var):
+                    names.append(var["name"])
+                    plains.append(var)
+                else:
+                    names.append(var)
+            if len(plains) != found:
+                if reduced is None:
+                    reduced = list(items)
+                reduced[i] = {**ctr, "env": names}
+        if reduced is not None:
+            if copy is None:
+                copy = dict(spec)
+            copy[kind] = reduced
+    try:
+        text = _dumps(spec if copy is None else copy, option=EXACT)
+    except TypeError:
+        return None
+    if len(text) > MAX_SPEC_KEY_BYTES or b"null" in text:
+        return None
+    return text, plains
+
+
+class SpecRecall:
+    """One memory of defaulted, valid pod specs (one per context: templates, Pods)."""
+
+    def __init__(self) -> None:
+        self._known: dict[bytes, tuple[dict[str, Any], _Layout]] = {}
+        self._pending: dict[int, tuple[bytes, dict[str, Any]]] = {}
+        self._handed: dict[int, dict[str, Any]] = {}
+        self.recalled = 0
+        """Specs answered from memory so far (tests and benchmarks read it)."""
+        self.paused = False
+        """While set, nothing is recalled or offered (`pause`)."""
+
+    def __len__(self) -> int:
+        return len(self._known)
+
+    def recall(self, spec: Any) -> tuple[dict[str, Any] | None, bytes | None]:
+        """The defaulted, valid spec for raw `spec` when its key is remembered (else
+        None), and the key (None: it has none)."""
+        found = None if self.paused else key_of(spec)
+        if found is None:
+            return None, None
+        key, plains = found
+        entry = self._known.get(key)
+        if entry is None:
+            return None, key
+        known, layout = entry
+        out = dict(known)
+        k = 0
+        for kind, i, positions in layout:
+            rebuilt = out[kind]
+            if rebuilt is known[kind]:
+                rebuilt = out[kind] = list(rebuilt)
+            known_ctr = rebuilt[i]
+            merged = list(known_ctr["env"])
+            for j in positions:  # (the same names at the same places: they are in the key)
+                merged[j] = plains[k]
+                k += 1
+            rebuilt[i] = {**known_ctr, "env": merged}
+        _hand_off(self._handed, id(out), out)
+        self.recalled += 1
+        return out, key
+
+    def defaulted(self, spec: dict[str, Any], key: bytes) -> None:
+        """`spec`, whose raw key was `key`, has just been defaulted in full."""
+        _hand_off(self._pending, id(spec), (key, spec))
+
+    def validated(self, spec: Any) -> None:
+        """`spec` was found valid in this memory's context: remembered, if it was just
+        defaulted in full, with where its plain vars are (defaults left them in place)."""
+        entry = self._pending.pop(id(spec), None)
+        if entry is None or entry[1] is not spec:
+            return
+        layout: list[tuple[str, int, tuple[int, ...]]] = []
+        for kind in _LISTS:
+            items = spec.get(kind)
+            if type(items) is not list:
+                continue
+            for i, ctr in enumerate(items):
+                env = ctr.get("env") if type(ctr) is dict else None
+                if type(env) is list:
+                    positions = tuple(j for j, var in enumerate(env)
+                                      if type(var) is dict and _plain(var))
+                    if positions:
+                        layout.append((kind, i, positions))
+        if len(self._known) >= MAX_SPECS:
+            self._known.clear()
+        self._known[entry[0]] = (spec, tuple(layout))
+
+    def handed(self, spec: Any) -> bool:
+        """Whether `spec` was recalled from memory (valid: no need to validate it again)."""
+        return self._handed.pop(id(spec), None) is spec
+
+    def clear(self) -> None:
+        """Forget every spec (and the count of recalls)."""
+        self.recalled = 0
+        self._known.clear()
+        self._handed.clear()
+        self._pending.clear()
+
+
+TEMPLATES = SpecRecall()
+"""Workloads' pod template specs (`poddefaults.template_defaults`, `podspec.pod_template`)."""
+PODS = SpecRecall()
+"""Pods' own specs on create (`pods`: spec, Pod-only defaults and admission; the Pod
+rules with `strict_node_values`)."""
+
+
+def pause(paused: bool) -> None:
+    """Recall nothing (and remember nothing) while paused: the Writer pauses defaults that
+    store admission hooks follow, since a hook may change a spec in place (and a recalled
+    spec's parts are stored objects' too)."""
+    TEMPLATES.paused = PODS.paused = paused
+
+
+def _hand_off(table: dict[int, Any], key: int, value: Any) -> None:
+    if len(table) >= _HANDOFFS:
+        table.clear()
+    table[key] = value
