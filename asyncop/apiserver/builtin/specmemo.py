@@ -61,8 +61,9 @@ import orjson
 
 from asyncop.apiserver.builtin.knownvalid import EXACT
 
-__all__ = ["CONTAINER_LISTS", "MAX_SPECS", "MAX_SPEC_KEY_BYTES", "KnownTexts",
-           "containers_text", "is_plain_var", "outside_text", "skeleton"]
+__all__ = ["ALL_CONTAINER_LISTS", "CONTAINER_LISTS", "MAX_SPECS", "MAX_SPEC_KEY_BYTES",
+           "KnownTexts", "containers_text", "env_lists", "is_plain_var", "outside_text", "skeleton",
+           "text_with_envs"]
 
 MAX_SPEC_KEY_BYTES = 16384
 MAX_SPECS = 128
@@ -148,7 +149,7 @@ class KnownTexts:
 
 # --- the decoding skeleton (`fastwalk`): a raw spec, plain env vars left out ------------------
 
-_ALL_CONTAINER_LISTS = ("containers", "initContainers", "ephemeralContainers")
+ALL_CONTAINER_LISTS = ("containers", "initContainers", "ephemeralContainers")
 
 
 def is_plain_var(var: Any) -> bool:
@@ -164,29 +165,46 @@ def skeleton(spec: Any) -> tuple[bytes, tuple[int, ...], int] | None:
     if type(spec) is not dict:
         return None
     counts: list[int] = []
-    copy: dict[str, Any] | None = None
-    for kind in _ALL_CONTAINER_LISTS:
-        items = spec.get(kind)
-        if type(items) is not list:
-            continue
-        reduced = None
-        for i, ctr in enumerate(items):
-            env = ctr.get("env") if type(ctr) is dict else None
-            if type(env) is not list:
-                continue
-            rest = [var for var in env if not is_plain_var(var)]
-            left_out = len(env) - len(rest)
-            counts.append(left_out)
-            if left_out:
-                if reduced is None:
-                    reduced = list(items)
-                reduced[i] = {**ctr, "env": rest}
-        if reduced is not None:
-            if copy is None:
-                copy = dict(spec)
-            copy[kind] = reduced
-    try:
-        text = _dumps(spec if copy is None else copy, option=EXACT)
-    except TypeError:
+    envs: list[tuple[str, int, list[Any]]] = []
+    for kind, i, env in env_lists(spec):
+        rest = [var for var in env if not is_plain_var(var)]
+        left_out = len(env) - len(rest)
+        counts.append(left_out)
+        if left_out:
+            envs.append((kind, i, rest))
+    text = text_with_envs(spec, envs)
+    if text is None:
         return None
     return text, tuple(counts), sum(counts)
+
+
+def env_lists(spec: dict[str, Any]) -> list[tuple[str, int, list[Any]]]:
+    """The env lists of a spec's containers, of every kind, in order: `(kind, i, env)` for
+    container `i` of list `kind` when it is exactly a dict whose `env` is a list."""
+    out: list[tuple[str, int, list[Any]]] = []
+    for kind in ALL_CONTAINER_LISTS:
+        items = spec.get(kind)
+        if type(items) is list:
+            for i, ctr in enumerate(items):
+                if type(ctr) is dict:
+                    env = ctr.get("env")
+                    if type(env) is list:
+                        out.append((kind, i, env))
+    return out
+
+
+def text_with_envs(spec: dict[str, Any], envs: list[tuple[str, int, list[Any]]],
+                   ) -> bytes | None:
+    """orjson's exact text of `spec` with, for each `(kind, i, env)`, the env of container
+    `i` of list `kind` written as `env` — `spec` itself unchanged (None: a value orjson
+    does not write exactly)."""
+    copy = dict(spec) if envs else spec
+    for kind, i, env in envs:
+        items = copy[kind]
+        if items is spec[kind]:
+            items = copy[kind] = list(items)
+        items[i] = {**items[i], "env": env}
+    try:
+        return _dumps(copy, option=EXACT)
+    except TypeError:
+        return None

@@ -39,15 +39,15 @@ from __future__ import annotations
 
 from typing import Any
 
-import orjson
-
-from asyncop.apiserver.builtin.knownvalid import EXACT
-from asyncop.apiserver.builtin.specmemo import MAX_SPEC_KEY_BYTES, MAX_SPECS
+from asyncop.apiserver.builtin.specmemo import (
+    MAX_SPEC_KEY_BYTES,
+    MAX_SPECS,
+    env_lists,
+    text_with_envs,
+)
 
 __all__ = ["PODS", "TEMPLATES", "SpecRecall", "key_of", "pause"]
 
-_dumps = orjson.dumps
-_LISTS = ("containers", "initContainers", "ephemeralContainers")
 _HANDOFFS = 32
 
 _Layout = tuple[tuple[str, int, tuple[int, ...]], ...]
@@ -63,40 +63,23 @@ def key_of(spec: Any) -> tuple[bytes, list[dict[str, Any]]] | None:
     the module docstring)."""
     if type(spec) is not dict:
         return None
-    copy: dict[str, Any] | None = None
     plains: list[dict[str, Any]] = []
-    for kind in _LISTS:
-        items = spec.get(kind)
-        if type(items) is not list:
-            continue
-        reduced: list[Any] | None = None
-        for i, ctr in enumerate(items):
-            env = ctr.get("env") if type(ctr) is dict else None
-            if type(env) is not list or not env:
-                continue
-            names: list[Any] = []
-            found = len(plains)
-            for var in env:
-                if type(var) is not dict:
-                    return None
-                if _plain(var):
-                    names.append(var["name"])
-                    plains.append(var)
-                else:
-                    names.append(var)
-            if len(plains) != found:
-                if reduced is None:
-                    reduced = list(items)
-                reduced[i] = {**ctr, "env": names}
-        if reduced is not None:
-            if copy is None:
-                copy = dict(spec)
-            copy[kind] = reduced
-    try:
-        text = _dumps(spec if copy is None else copy, option=EXACT)
-    except TypeError:
-        return None
-    if len(text) > MAX_SPEC_KEY_BYTES or b"null" in text:
+    envs: list[tuple[str, int, list[Any]]] = []
+    for kind, i, env in env_lists(spec):
+        names: list[Any] = []
+        found = len(plains)
+        for var in env:
+            if type(var) is not dict:
+                return None
+            if _plain(var):
+                names.append(var["name"])
+                plains.append(var)
+            else:
+                names.append(var)
+        if len(plains) != found:
+            envs.append((kind, i, names))
+    text = text_with_envs(spec, envs)
+    if text is None or len(text) > MAX_SPEC_KEY_BYTES or b"null" in text:
         return None
     return text, plains
 
@@ -154,17 +137,11 @@ class SpecRecall:
         if entry is None or entry[1] is not spec:
             return
         layout: list[tuple[str, int, tuple[int, ...]]] = []
-        for kind in _LISTS:
-            items = spec.get(kind)
-            if type(items) is not list:
-                continue
-            for i, ctr in enumerate(items):
-                env = ctr.get("env") if type(ctr) is dict else None
-                if type(env) is list:
-                    positions = tuple(j for j, var in enumerate(env)
-                                      if type(var) is dict and _plain(var))
-                    if positions:
-                        layout.append((kind, i, positions))
+        for kind, i, env in env_lists(spec):
+            positions = tuple(j for j, var in enumerate(env)
+                              if type(var) is dict and _plain(var))
+            if positions:
+                layout.append((kind, i, positions))
         if len(self._known) >= MAX_SPECS:
             self._known.clear()
         self._known[entry[0]] = (spec, tuple(layout))
