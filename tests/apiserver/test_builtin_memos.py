@@ -184,15 +184,24 @@ _REST_VARIANTS: list[dict[str, Any]] = [
 
 def _walk(ctr: Any) -> tuple[Any, Any]:
     """What the fast walk answers for a pod with this container: its key count or Slow, and
-    the container as the walk left it."""
+    the container as the walk left it. The whole-spec memory is emptied first, so what may
+    answer from memory is the container's (a remembered spec never reaches it)."""
     node = gotypes.compiled(33, "", "v1", "Pod")
     assert node is not None
+    fastwalk._SPECS.clear()
     body = {"spec": {"containers": [ctr]}}
     try:
         answer: Any = fastwalk.fast(body, node)
     except fastwalk.Slow:
         answer = "slow"
     return answer, body
+
+
+def _forget_walks() -> None:
+    """Empty the decoding walk's memories (specs, containers, repeated items)."""
+    fastwalk._SPECS.clear()
+    fastwalk._CONTAINERS.clear()
+    fastwalk._CLEAN.clear()
 
 
 @SETTINGS
@@ -206,9 +215,8 @@ def test_remembered_container_walk_answers_as_the_walk(picks: list[tuple[int, in
         ctr = copy.deepcopy(_REST_VARIANTS[rest_at])
         if env_at < len(_ENV_VARIANTS):
             ctr["env"] = copy.deepcopy(_ENV_VARIANTS[env_at])
-        with patch.object(fastwalk, "_container", lambda value, node: fastwalk.fast(value, node)), \
-                patch.object(fastwalk, "REPEATED_ITEMS", frozenset()):
-            expected = _walk(copy.deepcopy(ctr))
+        _forget_walks()  # (patching `_container` would not reach its compiled caller)
+        expected = _walk(copy.deepcopy(ctr))  # the walk itself: nothing remembered yet
         assert _walk(copy.deepcopy(ctr)) == expected
         assert _walk(copy.deepcopy(ctr)) == expected  # again, from memory when remembered
 
@@ -593,10 +601,15 @@ def test_a_valid_spec_is_answered_from_memory_from_its_third_replica() -> None:
     assert (outside, inside, context) in podspec._WHOLE_VALID
     replica["containers"][0]["env"] = _env("c")
     poddefaults.pod_spec_defaults(replica)
-    with patch.object(podspec, "_pod_spec", side_effect=AssertionError("validated")):
-        assert podspec.pod_spec(replica, "spec", is_pod=True, pod_rules=pods._pod_only) == []
+    # the full rules leave a trace a compiled podspec cannot hide (a patched `_pod_spec`
+    # would not be seen by its compiled caller): they remember the spec outside its
+    # containers as valid
+    podspec._SPEC_VALID.clear()
+    assert podspec.pod_spec(replica, "spec", is_pod=True, pod_rules=pods._pod_only) == []
+    assert len(podspec._SPEC_VALID) == 0  # answered from memory: the rules did not run
     # a spec with another context (a template's) is validated in full
     assert podspec.pod_spec(replica, "spec") == []
+    assert len(podspec._SPEC_VALID) == 1
 
 
 def test_skeletons_tell_apart_what_the_env_rules_read() -> None:
