@@ -1,21 +1,24 @@
-"""Replica templates answered whole: a workload's pod template spec defaulted and validated
-by one lookup, its parts shared with the template stored before it.
+"""Recalled pod specs: a Pod's spec, or a workload's pod template spec, defaulted and
+validated by one lookup, its parts shared with the one stored before it.
 
-Controllers and operators write the same pod template over and over (a Deployment per
-tenant, a Job per run) and the copies differ, if at all, in the *values* of plain env vars
-(`specmemo.is_plain_var`: exactly `name` and `value`, both strings). Defaulting and
-validating such a template again finds what it found the first time, and storing it makes
-the compactor find every part of it again. So `template_defaults` (poddefaults.py) asks
-`recall` first:
+Controllers and operators write the same pod spec over and over (a Deployment per tenant, a
+Job per run, a ReplicaSet's pods) and the copies differ, if at all, in the *values* of plain
+env vars (`specmemo.is_plain_var`: exactly `name` and `value`, both strings). Defaulting and
+validating such a spec again finds what it found the first time, and storing it makes the
+compactor find every part of it again. So the defaults ask `recall` first — one memory per
+context: `TEMPLATES` (`poddefaults.template_defaults`, validated by `podspec.pod_template`)
+and `PODS` (a Pod's create, `pods`: its own defaults and admission included, and the Pod
+rules):
 
-- **The key** (`key_of`) is the raw template spec's text (orjson's, exact) with each plain
+- **The key** (`key_of`) is the raw spec's text (orjson's, exact) with each plain
   var written as its name alone. Every input of kube's pod spec defaults and of
   ValidatePodSpec is in it but the plain vars' values: no default touches an EnvVar without
   a `valueFrom`, and the rules read a var's `value` only when it has one (`specmemo`'s
   docstring lists what each rule reads). A var that is not exactly a dict, a text with
-  `null` or longer than `specmemo.MAX_SPEC_KEY_BYTES` has no key.
-- **Remembered** is a spec that was defaulted in full (`defaulted`), then found valid by
-  `podspec.pod_template` with a template's context (`validated`): the very dict, which
+  `null` or longer than `specmemo.MAX_SPEC_KEY_BYTES` has no key. The same walk notes
+  where the plain vars are: the places a recall puts the caller's back.
+- **Remembered** is a spec that was defaulted in full (`defaulted`), then found valid in
+  the memory's context (`validated`): the very dict, which
   goes on to be canonicalised and stored — kept by the memory as stored (a stored object is
   never mutated, store.py), at most `specmemo.MAX_SPECS` of them.
 - **Recalled**, a spec with a known key is the remembered one with the caller's plain vars
@@ -23,7 +26,7 @@ the compactor find every part of it again. So `template_defaults` (poddefaults.p
   for the spec, for each container list and container holding plain vars and for their env
   lists; every other part is the remembered spec's own. It is what defaulting the caller's
   spec in full gives (defaults leave plain vars as they are), valid as the remembered one
-  was (`handed`: `pod_template` does not validate it again), and already in its
+  was (`handed`: its validation is skipped), and already in its
   canonical form (canonicalising it again changes nothing).
 
 Invariants: a recalled spec equals what the full defaults give and gets the full rules'
@@ -43,6 +46,7 @@ from asyncop.apiserver.builtin.specmemo import (
     MAX_SPEC_KEY_BYTES,
     MAX_SPECS,
     env_lists,
+    is_plain_var,
     text_with_envs,
 )
 
@@ -50,45 +54,41 @@ __all__ = ["PODS", "TEMPLATES", "SpecRecall", "key_of", "pause"]
 
 _HANDOFFS = 32
 
-_Layout = tuple[tuple[str, int, tuple[int, ...]], ...]
+_Layout = list[tuple[str, int, tuple[int, ...]]]
 
 
-def _plain(var: dict[str, Any]) -> bool:
-    """`specmemo.is_plain_var` of a dict (inlined: it is asked of every var)."""
-    return len(var) == 2 and type(var.get("value")) is str and type(var.get("name")) is str
-
-
-def key_of(spec: Any) -> tuple[bytes, list[dict[str, Any]]] | None:
-    """The key of a raw pod spec and its plain vars in order (None: it has no key; see
-    the module docstring)."""
+def key_of(spec: Any) -> tuple[bytes, _Layout] | None:
+    """The key of a raw pod spec, and where its plain vars are: `(kind, i, positions)` for
+    each container holding some (None: it has no key; see the module docstring)."""
     if type(spec) is not dict:
         return None
-    plains: list[dict[str, Any]] = []
+    layout: _Layout = []
     envs: list[tuple[str, int, list[Any]]] = []
     for kind, i, env in env_lists(spec):
         names: list[Any] = []
-        found = len(plains)
-        for var in env:
+        positions: list[int] = []
+        for j, var in enumerate(env):
             if type(var) is not dict:
                 return None
-            if _plain(var):
+            if is_plain_var(var):
                 names.append(var["name"])
-                plains.append(var)
+                positions.append(j)
             else:
                 names.append(var)
-        if len(plains) != found:
+        if positions:
+            layout.append((kind, i, tuple(positions)))
             envs.append((kind, i, names))
     text = text_with_envs(spec, envs)
     if text is None or len(text) > MAX_SPEC_KEY_BYTES or b"null" in text:
         return None
-    return text, plains
+    return text, layout
 
 
 class SpecRecall:
     """One memory of defaulted, valid pod specs (one per context: templates, Pods)."""
 
     def __init__(self) -> None:
-        self._known: dict[bytes, tuple[dict[str, Any], _Layout]] = {}
+        self._known: dict[bytes, dict[str, Any]] = {}
         self._pending: dict[int, tuple[bytes, dict[str, Any]]] = {}
         self._handed: dict[int, dict[str, Any]] = {}
         self.recalled = 0
@@ -105,22 +105,20 @@ class SpecRecall:
         found = None if self.paused else key_of(spec)
         if found is None:
             return None, None
-        key, plains = found
-        entry = self._known.get(key)
-        if entry is None:
+        key, layout = found
+        known = self._known.get(key)
+        if known is None:
             return None, key
-        known, layout = entry
         out = dict(known)
-        k = 0
-        for kind, i, positions in layout:
-            rebuilt = out[kind]
+        for kind, i, positions in layout:  # (the known spec's plain vars are at the same
+            rebuilt = out[kind]            # places, with the same names: they are in the key)
             if rebuilt is known[kind]:
                 rebuilt = out[kind] = list(rebuilt)
+            env = spec[kind][i]["env"]
             known_ctr = rebuilt[i]
             merged = list(known_ctr["env"])
-            for j in positions:  # (the same names at the same places: they are in the key)
-                merged[j] = plains[k]
-                k += 1
+            for j in positions:
+                merged[j] = env[j]
             rebuilt[i] = {**known_ctr, "env": merged}
         _hand_off(self._handed, id(out), out)
         self.recalled += 1
@@ -132,19 +130,13 @@ class SpecRecall:
 
     def validated(self, spec: Any) -> None:
         """`spec` was found valid in this memory's context: remembered, if it was just
-        defaulted in full, with where its plain vars are (defaults left them in place)."""
+        defaulted in full (defaults leave plain vars as and where they are)."""
         entry = self._pending.pop(id(spec), None)
         if entry is None or entry[1] is not spec:
             return
-        layout: list[tuple[str, int, tuple[int, ...]]] = []
-        for kind, i, env in env_lists(spec):
-            positions = tuple(j for j, var in enumerate(env)
-                              if type(var) is dict and _plain(var))
-            if positions:
-                layout.append((kind, i, positions))
         if len(self._known) >= MAX_SPECS:
             self._known.clear()
-        self._known[entry[0]] = (spec, tuple(layout))
+        self._known[entry[0]] = spec
 
     def handed(self, spec: Any) -> bool:
         """Whether `spec` was recalled from memory (valid: no need to validate it again)."""
