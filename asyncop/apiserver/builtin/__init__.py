@@ -58,6 +58,7 @@ from asyncop.apiserver.builtin import (
     rbac,
     serviceaccounts,
     services,
+    specrecall,
     statefulsets,
     workloads,
 )
@@ -93,11 +94,22 @@ for _family in _FAMILIES:
     _VALIDATORS.update(_family.VALIDATORS)
 
 
-def defaults(rt: ResourceType, obj: Obj, old: Obj | None) -> None:
-    """kube's defaults of a built-in kind (nothing for kinds without any)."""
+def defaults(rt: ResourceType, obj: Obj, old: Obj | None, *, recall: bool = True) -> None:
+    """kube's defaults of a built-in kind (nothing for kinds without any). `recall=False`:
+    no pod spec is recalled nor remembered (`specrecall`) — for a write whose object
+    something may still change in place before it is validated (a recalled spec's parts
+    are stored objects' too)."""
     fn = _DEFAULTS.get(rt.gr)
-    if fn is not None:
+    if fn is None:
+        return
+    if recall:
         fn(obj, old)
+        return
+    specrecall.pause(True)
+    try:
+        fn(obj, old)
+    finally:
+        specrecall.pause(False)
 
 
 def validate(rt: ResourceType, obj: Obj, old: Obj | None) -> list[StatusCause]:

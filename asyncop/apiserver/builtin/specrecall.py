@@ -33,9 +33,9 @@ Invariants: a recalled spec equals what the full defaults give and gets the full
 verdict (`[]`); the memory holds only specs that were defaulted in full and found valid; the
 parts shared are never mutated by the write that received them (the Writer stores the spec
 or drops it; where store admission hooks, the one place that may change a spec in between,
-follow the defaults, nothing is recalled or remembered: `pause`). The pending and handed
-tables are per-write hand-offs keyed by identity (each holds its dict, so an id is not
-reused while listed), emptied past `_HANDOFFS` entries.
+follow the defaults, the Writer asks for none: `builtin.defaults(recall=False)`, `pause`).
+The pending and handed tables are per-write hand-offs keyed by identity (each holds its
+dict, so an id is not reused while listed), emptied past `_HANDOFFS` entries.
 """
 
 from __future__ import annotations
@@ -158,9 +158,9 @@ rules with `strict_node_values`)."""
 
 
 def pause(paused: bool) -> None:
-    """Recall nothing (and remember nothing) while paused: the Writer pauses defaults that
-    store admission hooks follow, since a hook may change a spec in place (and a recalled
-    spec's parts are stored objects' too)."""
+    """Recall nothing (and remember nothing) while paused (`builtin.defaults(recall=False)`,
+    for the defaults that store admission hooks follow: a hook may change a spec in place,
+    and a recalled spec's parts are stored objects' too)."""
     TEMPLATES.paused = PODS.paused = paused
 
 

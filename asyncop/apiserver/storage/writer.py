@@ -18,7 +18,6 @@ from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
 from asyncop.apiserver import builtin
-from asyncop.apiserver.builtin import specrecall
 from asyncop.apiserver.builtin.canonical import canonicalize
 from asyncop.apiserver.builtin.decode import decode_canonical
 from asyncop.apiserver.core import crds, errors, eventsv1
@@ -40,7 +39,7 @@ from asyncop.apiserver.storage.objects import copy_obj
 from asyncop.clock import format_time
 
 if TYPE_CHECKING:
-    from asyncop.apiserver.storage.store import Admission, Store
+    from asyncop.apiserver.storage.store import Store
 
 POD_GR = ("", "pods")
 IMMORTAL_NAMESPACES = ("default", "kube-system", "kube-public")
@@ -135,7 +134,7 @@ class Writer:
         if rt.has_status and rt.gr != NAMESPACE_GR:
             obj.pop("status", None)
         hooks = self.store.admission(rt.gr)
-        self._defaults(rt, obj, None, hooks)
+        builtin.defaults(rt, obj, None, recall=not hooks)  # (a hook may change it in place)
         if rt.is_custom:
             self.custom_pipeline(rt, obj, ctx)
         for hook in hooks:
@@ -180,21 +179,6 @@ class Writer:
         if rt.gr == CRD_GR:
             stored = crdstate.established(self.store, stored)
         return stored
-
-    @staticmethod
-    def _defaults(rt: ResourceType, obj: dict[str, Any], old: dict[str, Any] | None,
-                  hooks: list[Admission]) -> None:
-        """kube's defaults. With store admission hooks to run next, no pod spec is recalled
-        (`specrecall`): a recalled spec shares parts with stored objects, which a hook
-        might change in place."""
-        if not hooks:
-            builtin.defaults(rt, obj, old)
-            return
-        specrecall.pause(True)
-        try:
-            builtin.defaults(rt, obj, old)
-        finally:
-            specrecall.pause(False)
 
     def decode(self, rt: ResourceType, obj: Any, ctx: WriteContext) -> Any:
         """kube's first step: a built-in kind's body decoded into its Go type
@@ -333,7 +317,7 @@ class Writer:
                     obj["status"] = old["status"]
                 else:
                     obj.pop("status", None)
-            self._defaults(rt, obj, old, self.store.admission(rt.gr))
+            builtin.defaults(rt, obj, old, recall=not self.store.admission(rt.gr))
             if rt.is_custom:
                 self.custom_pipeline(rt, obj, ctx, old)
         obj["apiVersion"] = old["apiVersion"]
