@@ -18,7 +18,8 @@ rules):
   `null` or longer than `specmemo.MAX_SPEC_KEY_BYTES` has no key. The same walk notes
   where the plain vars are: the places a recall puts the caller's back.
 - **Remembered** is a spec that was defaulted in full (`defaulted`), then found valid in
-  the memory's context (`validated`): the very dict, which
+  the memory's context (`validated`; a StatefulSet's template, which kube does not
+  validate, is never remembered, only recalled): the very dict, which
   goes on to be canonicalised and stored — kept by the memory as stored (a stored object is
   never mutated, store.py), at most `specmemo.MAX_SPECS` of them.
 - **Recalled**, a spec with a known key is the remembered one with the caller's plain vars
