@@ -18,6 +18,7 @@ from setuptools import setup
 
 
 def compiled_modules() -> list[str]:
+    """The paths compiled.txt lists (comments and blank lines left out)."""
     lines = (Path(__file__).parent / "compiled.txt").read_text().splitlines()
     return [line.strip() for line in lines if line.strip() and not line.startswith("#")]
 
@@ -38,4 +39,5 @@ def extensions() -> list[Any]:
     return list(built)
 
 
-setup(ext_modules=extensions())
+if __name__ == "__main__":  # (as setuptools runs it; tests/test_compiled.py imports it)
+    setup(ext_modules=extensions())
