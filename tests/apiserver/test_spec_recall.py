@@ -255,3 +255,30 @@ def test_nothing_is_recalled_for_a_write_store_admission_hooks_follow() -> None:
          "printable ASCII characters other than '='")]
     assert specrecall.PODS.recalled == 1
     assert copy(stored) == before  # the hook changed nothing stored
+
+
+def test_nothing_is_recalled_for_an_update_store_admission_hooks_follow() -> None:
+    # the same on update: a Deployment's template like a remembered one is defaulted and
+    # validated in full when a hook on Deployments runs next, and what it changes stays its own
+    _forget()
+    store = new_store()
+
+    def hook(op: str, obj: dict[str, Any], old: Any) -> None:
+        obj["spec"]["template"]["spec"]["containers"][0]["env"][0]["value"] = "hooked"
+
+    first = create(store, deployment(template=template(containers=[container(
+        env=_app_env("a"))])))
+    before = copy(first)
+    second = create(store, deployment(name="second", template=template(containers=[container(
+        env=_app_env("b"))])))
+    assert specrecall.TEMPLATES.recalled == 1
+    store.add_admission(("apps", "deployments"), hook)
+    changed = deployment(name="second", template=template(containers=[container(
+        env=_app_env("c"))]))  # as written by its author: the first's twin, not defaulted
+    changed["metadata"]["resourceVersion"] = second["metadata"]["resourceVersion"]
+    updated = store.writer.update(rt_of(store, changed), changed, namespace="default",
+                                  name="second")
+    assert specrecall.TEMPLATES.recalled == 1
+    assert updated["spec"]["template"]["spec"]["containers"][0]["env"][0]["value"] == "hooked"
+    assert copy(store.raw_get(("apps", "deployments"), "default", first["metadata"]["name"])
+                or {}) == before

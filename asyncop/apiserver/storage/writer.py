@@ -288,6 +288,7 @@ class Writer:
                 "metadata.resourceVersion", "FieldValueInvalid",
                 "Invalid value: 0x0: must be specified for an update")])
         old_meta = old["metadata"]
+        hooks = self.store.admission(rt.gr)
         if subresource == "status":
             new = {**old, "metadata": dict(old_meta)}
             if ctx.applied:
@@ -317,7 +318,7 @@ class Writer:
                     obj["status"] = old["status"]
                 else:
                     obj.pop("status", None)
-            builtin.defaults(rt, obj, old, recall=not self.store.admission(rt.gr))
+            builtin.defaults(rt, obj, old, recall=not hooks)  # (a hook may change it in place)
             if rt.is_custom:
                 self.custom_pipeline(rt, obj, ctx, old)
         obj["apiVersion"] = old["apiVersion"]
@@ -329,7 +330,7 @@ class Writer:
                     "Forbidden: no new finalizers can be added if the object is being deleted, "
                     "found new finalizers []string{" + ", ".join(
                         f'"{f}"' for f in sorted(added)) + "}")])
-        for hook in self.store.admission(rt.gr):
+        for hook in hooks:
             hook("UPDATE", obj, old)
         if ctx.until_admission:
             obj["apiVersion"] = rt.api_version
